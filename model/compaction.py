@@ -1,0 +1,137 @@
+"""Tool-pairing balance at the cuts of the surface, and the ranges a replacement may cover.
+
+Walking the surface from head to tail, an ``assistant/message`` opens one pending call per
+``tool-call`` block and a ``tool/result`` closes one.  A *cut* is a gap between adjacent nodes
+(a surface of N nodes has N + 1 cuts); it is *balanced* when no call is pending there.  A
+replacement other than a tool-result rewrite may only cover a range whose bounding cuts are both
+balanced, so no range ever separates a tool call from its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from model.event import Event, Replace
+from model.messages import tool_call_ids
+from model.surface import Surface, SurfacePlan
+from model.violation import Code, Violation
+
+
+def pairing_delta(event: Event) -> int:
+    """How an event moves the pending-call count: +calls for assistant messages, −1 for results."""
+    if event.type == "tool/result":
+        return -1
+    return len(tool_call_ids(event))
+
+
+def running_counts(nodes: Sequence[int], log: Sequence[Event]) -> tuple[int, ...] | Violation:
+    """INV-COMPACT-1: the pending-call count at each of the N + 1 cuts; never negative."""
+    counts = [0]
+    for seq in nodes:
+        count = counts[-1] + pairing_delta(log[seq])
+        if count < 0:
+            return Violation(Code.TOOL_PAIRING_NEGATIVE, f"tool/result at surface seq {seq} has no matching tool call")
+        counts.append(count)
+    return tuple(counts)
+
+
+def cut_balances(nodes: Sequence[int], log: Sequence[Event]) -> tuple[bool, ...] | Violation:
+    """INV-COMPACT-2: whether each of the N + 1 cuts is balanced."""
+    counts = running_counts(nodes, log)
+    return counts if isinstance(counts, Violation) else tuple(c == 0 for c in counts)
+
+
+def balanced_around(nodes: Sequence[int], log: Sequence[Event], seq: int) -> tuple[bool, bool] | Violation:
+    """INV-COMPACT-5: whether the cuts just before and just after surface node ``seq`` are balanced."""
+    if seq not in nodes:
+        return Violation(Code.NOT_ON_SURFACE, f"surface seq {seq} not found")
+    balances = cut_balances(nodes, log)
+    if isinstance(balances, Violation):
+        return balances
+    index = list(nodes).index(seq)
+    return balances[index], balances[index + 1]
+
+
+def legal_ranges(nodes: Sequence[int], log: Sequence[Event]) -> tuple[tuple[int, int], ...] | Violation:
+    """INV-COMPACT-3: every ``(start, end)`` seq pair a compaction may replace, in surface order."""
+    balances = cut_balances(nodes, log)
+    if isinstance(balances, Violation):
+        return balances
+    return tuple(
+        (nodes[i], nodes[j])
+        for i in range(len(nodes))
+        if balances[i]
+        for j in range(i, len(nodes))
+        if balances[j + 1]
+    )
+
+
+def balance_problem(
+    nodes: Sequence[int], log: Sequence[Event], tail_count: int, event: Event, plan: SurfacePlan
+) -> Violation | None:
+    """INV-COMPACT-1, INV-COMPACT-3: a validated surface plan keeps every cut's balance meaningful.
+
+    An append may not close a call that no surface node opened.  A replace other than a
+    tool-result rewrite must cover a legal range and add no tool calls of its own, so every cut
+    after it keeps its balance.  ``tail_count`` is the pending count at the last cut.
+    """
+    delta = pairing_delta(event)
+    if plan.replacement is None:
+        if tail_count + delta < 0:
+            return Violation(
+                Code.TOOL_PAIRING_NEGATIVE, f"tool/result at seq {event.seq} closes a call no surface node opened"
+            )
+        return None
+    if event.type == "tool/result":
+        return None
+    counts = running_counts(nodes, log)
+    if isinstance(counts, Violation):
+        return counts
+    if counts[plan.start_index] != 0 or counts[plan.end_index] != 0 or delta != 0:
+        assert isinstance(event.surface_op, Replace)
+        return Violation(
+            Code.REPLACE_SPLITS_TOOL_PAIR,
+            f"replace at seq {event.seq} over {event.surface_op.start}..{event.surface_op.end} "
+            "would separate a tool call from its result",
+        )
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class CutCache:
+    """Per-cut balance for one surface, kept across appends and rebuilt after a replacement."""
+
+    generation: int
+    nodes: tuple[int, ...]
+    counts: tuple[int, ...]
+
+    @property
+    def balanced(self) -> tuple[bool, ...]:
+        """Whether each of the N + 1 cuts is balanced."""
+        return tuple(c == 0 for c in self.counts)
+
+
+def update_cut_cache(cache: CutCache | None, surface: Surface, log: Sequence[Event]) -> CutCache | Violation:
+    """INV-COMPACT-4: the cache for ``surface``, extended when only appends happened, else rebuilt.
+
+    The result always equals :func:`running_counts` computed from scratch; the cache only saves work.
+    """
+    extends = (
+        cache is not None
+        and cache.generation == surface.replace_generation
+        and len(surface.nodes) >= len(cache.nodes)
+        and surface.nodes[: len(cache.nodes)] == cache.nodes
+    )
+    if cache is not None and extends:
+        counts = list(cache.counts)
+        for seq in surface.nodes[len(cache.nodes) :]:
+            count = counts[-1] + pairing_delta(log[seq])
+            if count < 0:
+                return Violation(Code.TOOL_PAIRING_NEGATIVE, f"tool/result at surface seq {seq} has no matching tool call")
+            counts.append(count)
+        return CutCache(surface.replace_generation, surface.nodes, tuple(counts))
+    fresh = running_counts(surface.nodes, log)
+    if isinstance(fresh, Violation):
+        return fresh
+    return CutCache(surface.replace_generation, surface.nodes, fresh)

@@ -1,0 +1,115 @@
+"""Lossless JSON values, frozen.
+
+A value is *lossless* when every JSON implementation reads back exactly what was written: null,
+booleans, strings, integers within the IEEE-754 safe range, finite floats other than ``-0.0``,
+arrays, and objects whose keys are strings.  The model stores such values frozen: arrays become
+tuples and objects become read-only mappings, so nothing reachable from an event can change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TypeAlias, cast
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+JsonValue: TypeAlias = (
+    None | bool | int | float | str | tuple["JsonValue", ...] | Mapping[str, "JsonValue"]
+)
+"""A frozen lossless JSON value."""
+
+JsonObject: TypeAlias = Mapping[str, JsonValue]
+
+RawJson: TypeAlias = object
+"""Anything that might be JSON: the input side of :func:`freeze`."""
+
+
+def is_safe_integer(value: object) -> bool:
+    """Whether ``value`` is an ``int`` (not a ``bool``) within ±(2^53 − 1)."""
+    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+
+
+def is_safe_natural(value: object) -> bool:
+    """Whether ``value`` is a non-negative safe integer."""
+    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+
+
+def lossless_problem(value: RawJson) -> str | None:
+    """The first reason ``value`` is not a lossless JSON value, or ``None`` when it is one.
+
+    The walk is iterative so that depth is bounded by memory, not by the interpreter's stack.
+    """
+    stack: list[tuple[RawJson, str]] = [(value, "$")]
+    while stack:
+        item, path = stack.pop()
+        if item is None or isinstance(item, bool | str):
+            continue
+        if type(item) is int:
+            if not is_safe_integer(item):
+                return f"{path} is an integer outside the safe range"
+            continue
+        if type(item) is float:
+            if not math.isfinite(item):
+                return f"{path} is not a finite number"
+            if item == 0.0 and math.copysign(1.0, item) < 0:
+                return f"{path} is -0"
+            continue
+        if isinstance(item, list | tuple):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+            continue
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                if type(key) is not str:
+                    return f"{path} has a non-string key {key!r}"
+                stack.append((child, f"{path}.{key}"))
+            continue
+        return f"{path} is a {type(item).__name__}, not a JSON value"
+    return None
+
+
+def freeze(value: RawJson) -> JsonValue:
+    """A frozen copy of a lossless JSON value (check it with :func:`lossless_problem` first)."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({cast(str, k): freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return cast(JsonValue, value)
+
+
+def thaw(value: JsonValue) -> object:
+    """A plain ``dict``/``list`` copy of a frozen value, ready for a JSON encoder."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+def json_equal(a: object, b: object) -> bool:
+    """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``, key order is irrelevant."""
+    if isinstance(a, bool | str) or isinstance(b, bool | str):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return a is None and b is None
+
+
+def as_object(value: JsonValue) -> JsonObject | None:
+    """``value`` when it is a JSON object, else ``None``."""
+    return value if isinstance(value, Mapping) else None
+
+
+def as_array(value: JsonValue) -> tuple[JsonValue, ...] | None:
+    """``value`` when it is a JSON array, else ``None``."""
+    return value if isinstance(value, tuple) else None
+
+
+def is_nonempty_string(value: object) -> bool:
+    """Whether ``value`` is a ``str`` with at least one character."""
+    return isinstance(value, str) and value != ""

@@ -1,0 +1,62 @@
+"""Loading a stored log: codec, the v0 edge when needed, validation, then crash repair.
+
+This is the read path every port must agree on byte for byte: the same text gives the same
+session (and the same closers) or the same violation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model.event import Event
+from model.json_value import JsonObject
+from model.jsonl import FORMAT_VERSION, LEGACY_VERSION, decode_jsonl, encode_jsonl, version_of
+from model.legacy import StoredLog, upgrade_v0
+from model.repair import interrupted_turn_closers
+from model.session import SessionState, append_event, fold_session
+from model.violation import Code, Violation
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSession:
+    """A stored log, read and repaired."""
+
+    header: JsonObject
+    """The v1 header line (a v0 log's header after the edge)."""
+    state: SessionState
+    """The session, closers included."""
+    dropped_torn_tail: bool
+    closers: tuple[Event, ...]
+    """The repair events appended to close a crash-orphaned turn (empty when the log was closed)."""
+
+
+def load_session(text: str) -> LoadedSession | Violation:
+    """INV-JSONL-1..7, INV-REPAIR-5: read a stored log as a v1 session, closing an open tail turn."""
+    decoded = decode_jsonl(text)
+    if isinstance(decoded, Violation):
+        return decoded
+    version = version_of(decoded.header)
+    header = decoded.header
+    if version == FORMAT_VERSION:
+        state = fold_session(decoded.events, where="line", first=2)
+    elif version == LEGACY_VERSION:
+        upgraded = upgrade_v0(StoredLog(decoded.header, decoded.events))  # type: ignore[arg-type]
+        if isinstance(upgraded, Violation):
+            return upgraded
+        header = upgraded.header
+        state = fold_session(upgraded.events)
+    else:
+        return Violation(Code.FORMAT_VERSION_UNSUPPORTED, f"line 1: format version {version} is not supported")
+    if isinstance(state, Violation):
+        return state
+    closers = interrupted_turn_closers(state.events)
+    for closer in closers:
+        repaired = append_event(state, closer)
+        assert not isinstance(repaired, Violation), repaired
+        state = repaired
+    return LoadedSession(header, state, decoded.dropped_torn_tail, closers)
+
+
+def save_session(header: JsonObject, state: SessionState) -> str:
+    """The stored form of a session: what :func:`load_session` reads back unchanged."""
+    return encode_jsonl(header, state.events)

@@ -1,0 +1,184 @@
+"""A session: the log, and the surface, trace and request header derived from it.
+
+:func:`append_event` is the whole v1 contract for one candidate event, checked in a fixed order so
+that every port reports the same first violation:
+
+1. the envelope and lossless JSON (:func:`model.event.decode_event`);
+2. contiguity: ``seq`` equals the log length;
+3. the vocabulary: legacy forms are refused by name, unknown types need ``ignorable: true``;
+4. the payload shape of messages, request headers, brackets and the end-of-seed marker;
+5. the surface transition, then the tool-pairing balance;
+6. the turn / step / tool trace.
+
+A rejected candidate changes nothing: the functions here return a new state or a violation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from model.compaction import balance_problem, pairing_delta
+from model.event import Event, decode_event, is_known_type
+from model.header import canonical_header, header_event_problem, header_of
+from model.json_value import JsonObject, as_object
+from model.messages import message_problem
+from model.surface import LogPrefix, Surface, SurfacePlan, apply_plan, plan_surface_event
+from model.trace import TraceState, trace_data_problem, trace_transition
+from model.violation import Code, Violation
+
+END_SEED = "session/end-seed"
+LEGACY_TYPES: dict[str, Code] = {
+    "request/header-delta": Code.LEGACY_HEADER_DELTA,
+    "mode/set": Code.LEGACY_MODE_SET,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """Everything observable about a session after a valid log."""
+
+    events: tuple[Event, ...] = ()
+    surface: Surface = Surface()
+    trace: TraceState = TraceState()
+    header: JsonObject | None = None
+    """The reconstructed request header: the canonical latest snapshot."""
+    pending_calls: int = 0
+    """Tool calls opened on the surface and not yet answered (the balance at the last cut)."""
+
+
+EMPTY_SESSION = SessionState()
+
+
+def vocabulary_problem(event: Event) -> Violation | None:
+    """INV-LEGACY-1, INV-LEGACY-3, INV-LOG-6: legacy types by name; unknown types only when ignorable."""
+    legacy = LEGACY_TYPES.get(event.type)
+    if legacy is not None:
+        return Violation(legacy, f"event seq {event.seq} uses the legacy type {event.type!r}")
+    if not is_known_type(event.type) and not event.ignorable:
+        return Violation(Code.UNKNOWN_EVENT_TYPE, f"event seq {event.seq} has unknown type {event.type!r} and is not ignorable")
+    return None
+
+
+def end_seed_problem(event: Event) -> Violation | None:
+    """INV-LOG-10: the end-of-seed marker carries ``{}`` or ``{inherited: true}``."""
+    if event.type != END_SEED:
+        return None
+    data = as_object(event.data)
+    if data is None or set(data) - {"inherited"} or data.get("inherited", True) is not True:
+        return Violation(Code.END_SEED_INVALID, f"session/end-seed at seq {event.seq} data must be {{}} or {{inherited: true}}")
+    return None
+
+
+def payload_problem(event: Event) -> Violation | None:
+    """The payload shape rules for the event's type."""
+    if event.type == "request/header":
+        return header_event_problem(event.data)
+    return message_problem(event) or trace_data_problem(event) or end_seed_problem(event)
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What admitting one event changes: the surface plan (if any) and the next trace."""
+
+    event: Event
+    plan: SurfacePlan | None
+    trace: TraceState
+
+
+def admit(
+    nodes: Sequence[int], log: Sequence[Event], trace: TraceState, pending_calls: int, raw: object
+) -> Admission | Violation:
+    """Check one raw candidate against a session, in the documented order, without changing it."""
+    event = raw if isinstance(raw, Event) else decode_event(raw)
+    if isinstance(event, Violation):
+        return event
+    if event.seq != len(log):
+        return Violation(Code.SEQ_NOT_CONTIGUOUS, f"event seq {event.seq} is not contiguous; expected {len(log)}")
+    problem = vocabulary_problem(event) or payload_problem(event)
+    if problem is not None:
+        return problem
+    plan = plan_surface_event(nodes, log, event)
+    if isinstance(plan, Violation):
+        return plan
+    if plan is not None:
+        problem = balance_problem(nodes, log, pending_calls, event, plan)
+        if problem is not None:
+            return problem
+    next_trace = trace_transition(trace, event)
+    if isinstance(next_trace, Violation):
+        return next_trace
+    return Admission(event, plan, next_trace)
+
+
+def _header_after(header: JsonObject | None, event: Event) -> JsonObject | None:
+    snapshot = header_of(event)
+    return header if snapshot is None else canonical_header(snapshot)
+
+
+def _pending_after(pending: int, admission: Admission) -> int:
+    if admission.plan is None or admission.plan.replacement is not None:
+        return pending
+    return pending + pairing_delta(admission.event)
+
+
+def append_event(state: SessionState, raw: object) -> SessionState | Violation:
+    """The session after appending one raw event, or the violation that refuses it."""
+    admission = admit(state.surface.nodes, state.events, state.trace, state.pending_calls, raw)
+    if isinstance(admission, Violation):
+        return admission
+    return SessionState(
+        events=(*state.events, admission.event),
+        surface=state.surface if admission.plan is None else apply_plan(state.surface, admission.plan),
+        trace=admission.trace,
+        header=_header_after(state.header, admission.event),
+        pending_calls=_pending_after(state.pending_calls, admission),
+    )
+
+
+def fold_session(raws: Sequence[object], where: str = "index", first: int = 0) -> SessionState | Violation:
+    """Validate a complete log from seq 0; a violation names the offending ``where`` (index or line).
+
+    Equivalent to folding :func:`append_event`, but accumulates locally so a long log costs one pass.
+    """
+    events: list[Event] = []
+    nodes: list[int] = []
+    generation = 0
+    trace = TraceState()
+    header: JsonObject | None = None
+    pending = 0
+    for index, raw in enumerate(raws):
+        admission = admit(nodes, LogPrefix(events, index), trace, pending, raw)
+        if isinstance(admission, Violation):
+            return admission.at(f"{where} {index + first}")
+        events.append(admission.event)
+        trace = admission.trace
+        header = _header_after(header, admission.event)
+        pending = _pending_after(pending, admission)
+        if admission.plan is not None:
+            nodes[admission.plan.start_index : admission.plan.end_index] = [admission.plan.seq]
+            generation += admission.plan.replacement is not None
+    return SessionState(tuple(events), Surface(tuple(nodes), generation), trace, header, pending)
+
+
+def end_seed_marker(seq: int, time: int) -> Event:
+    """The marker that separates a seed from live appends."""
+    return Event(type=END_SEED, seq=seq, time=time, data=MappingProxyType({}))
+
+
+def seed_session(raws: Sequence[object]) -> SessionState | Violation:
+    """INV-LOG-10: a session built from a seed, closed by one end-of-seed marker.
+
+    The marker is appended at seq = seed length, with the time of the last seed event (0 for an
+    empty seed), unless the seed already ends with a marker.  Nothing is constructed on a violation.
+    """
+    state = fold_session(raws, where="seed index")
+    if isinstance(state, Violation):
+        return state
+    if state.events and state.events[-1].type == END_SEED:
+        return state
+    time = state.events[-1].time if state.events else 0
+    marked = append_event(state, end_seed_marker(len(state.events), time))
+    assert not isinstance(marked, Violation), marked
+    return marked

@@ -1,0 +1,151 @@
+"""The turn / step / tool trace: brackets, numbering, and tool-result pairing.
+
+Turns are numbered 1, 2, … and never nest; steps are numbered from 1 within each turn and sit
+inside an open turn.  Model output and tool traffic name the open turn and step; turn-scoped
+bookkeeping (todos, request headers and contexts) needs an open turn.  A ``tool/result`` answers a
+``tool/call`` recorded earlier in the same step, except the synthetic result for a call that never
+started (``TOOL_NOT_STARTED``), which crash repair writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from model.event import Event, Replace
+from model.json_value import JsonObject, as_object, is_safe_natural
+from model.messages import tool_result_call_id, tool_result_error_code
+from model.violation import Code, Violation
+
+TRACE_DATA_KEYS: dict[str, frozenset[str]] = {
+    "turn/start": frozenset({"turn"}),
+    "turn/end": frozenset({"turn", "reason"}),
+    "step/start": frozenset({"turn", "step"}),
+    "step/end": frozenset({"turn", "step"}),
+    "tool/call": frozenset({"turn", "step", "callId", "name", "arguments"}),
+    "assistant/chunk": frozenset({"turn", "step", "chunk"}),
+}
+STEP_SCOPED = frozenset({"assistant/chunk", "assistant/message", "tool/call", "tool/result"})
+TURN_SCOPED = frozenset({"todo/write", "request/header", "request/context"})
+TURN_END_KINDS = frozenset({"completed", "aborted", "blocked", "error", "max-tokens", "interrupted"})
+ABORT_CAUSES = frozenset({"user", "parent", "hook", "disposed", "legacy"})
+TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceState:
+    """The open brackets after a prefix of the log."""
+
+    open_turn: int | None = None
+    last_turn: int = 0
+    open_step: int | None = None
+    last_step: int = 0
+    step_calls: frozenset[str] = frozenset()
+    """Call ids recorded by ``tool/call`` in the open step and not yet answered."""
+
+
+def _positive(value: object) -> bool:
+    return is_safe_natural(value) and value != 0
+
+
+def trace_data_problem(event: Event) -> Violation | None:
+    """INV-TRACE-9: the payload shapes of the bracket and tool-call events."""
+    keys = TRACE_DATA_KEYS.get(event.type)
+    if keys is None:
+        return None
+    data = as_object(event.data)
+    if data is None or set(data) != keys:
+        return Violation(Code.TRACE_DATA_INVALID, f"{event.type} at seq {event.seq} data must have exactly {sorted(keys)}")
+    if not all(_positive(data[k]) for k in ("turn", "step") if k in keys):
+        return Violation(Code.TRACE_DATA_INVALID, f"{event.type} at seq {event.seq} turn/step must be positive integers")
+    if event.type == "tool/call" and not (
+        isinstance(data["callId"], str) and data["callId"] != ""
+        and isinstance(data["name"], str) and isinstance(data["arguments"], str)
+    ):
+        return Violation(Code.TRACE_DATA_INVALID, f"tool/call at seq {event.seq} needs string callId, name, arguments")
+    if event.type == "turn/end":
+        return turn_end_reason_problem(event.seq, data)
+    return None
+
+
+def turn_end_reason_problem(seq: int, data: JsonObject) -> Violation | None:
+    """INV-TRACE-3: a ``turn/end`` reason is one of the known kinds with its required facts."""
+    reason = as_object(data["reason"])
+    kind = reason.get("kind") if reason is not None else None
+    problem = None
+    if reason is None or kind not in TURN_END_KINDS:
+        problem = f"unknown kind {kind!r}"
+    elif kind == "aborted":
+        cause = as_object(reason.get("reason"))
+        if cause is None or cause.get("kind") not in ABORT_CAUSES:
+            problem = "aborted needs a reason whose kind is user, parent, hook, disposed or legacy"
+    elif kind == "error":
+        error = as_object(reason.get("error"))
+        if error is None or not isinstance(error.get("message"), str) or not isinstance(error.get("code"), str):
+            problem = "error needs an error with string message and code"
+    if problem is None:
+        return None
+    return Violation(Code.TURN_END_REASON_INVALID, f"turn/end at seq {seq} has an invalid reason: {problem}")
+
+
+def _turn_step(event: Event) -> tuple[object, object]:
+    data = as_object(event.data)
+    return (data.get("turn"), data.get("step")) if data is not None else (None, None)
+
+
+def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:
+    """The trace after ``event``, or the violation that refuses it (INV-TRACE-1..8)."""
+    turn, step = _turn_step(event)
+    where = f"{event.type} at seq {event.seq}"
+    if event.type == "turn/start":
+        if state.open_turn is not None:
+            return Violation(Code.TURN_ALREADY_OPEN, f"{where} while turn {state.open_turn} is still open")
+        if turn != state.last_turn + 1:
+            return Violation(Code.TURN_NUMBER, f"{where} must start turn {state.last_turn + 1}, got {turn}")
+        assert isinstance(turn, int)
+        return TraceState(open_turn=turn, last_turn=turn)
+    if event.type == "turn/end":
+        if state.open_turn is None or turn != state.open_turn:
+            return Violation(Code.TURN_END_MISMATCH, f"{where} does not match open turn {state.open_turn}")
+        if state.open_step is not None:
+            return Violation(Code.STEP_STILL_OPEN, f"{where} while step {state.open_step} is still open")
+        return TraceState(last_turn=state.last_turn)
+    if event.type == "step/start":
+        if state.open_turn is None or turn != state.open_turn:
+            return Violation(Code.STEP_OUTSIDE_TURN, f"{where} names turn {turn}; open turn is {state.open_turn}")
+        if state.open_step is not None:
+            return Violation(Code.STEP_ALREADY_OPEN, f"{where} while step {state.open_step} is still open")
+        if step != state.last_step + 1:
+            return Violation(Code.STEP_NUMBER, f"{where} must start step {state.last_step + 1}, got {step}")
+        assert isinstance(step, int)
+        return replace(state, open_step=step, last_step=step, step_calls=frozenset())
+    if event.type == "step/end":
+        if state.open_step is None or turn != state.open_turn or step != state.open_step:
+            return Violation(
+                Code.STEP_END_MISMATCH, f"{where} does not match open step {state.open_turn}/{state.open_step}"
+            )
+        return replace(state, open_step=None, step_calls=frozenset())
+    if event.type == "tool/result" and isinstance(event.surface_op, Replace):
+        if state.open_turn is None:
+            return Violation(Code.EVENT_OUTSIDE_TURN, f"{where} rewrites a tool result outside any open turn")
+        return state
+    if event.type in STEP_SCOPED:
+        if state.open_step is None or turn != state.open_turn or step != state.open_step:
+            return Violation(
+                Code.EVENT_OUTSIDE_STEP,
+                f"{where} names {turn}/{step}; open turn/step is {state.open_turn}/{state.open_step}",
+            )
+        if event.type == "tool/call":
+            data = as_object(event.data)
+            assert data is not None
+            return replace(state, step_calls=state.step_calls | {str(data["callId"])})
+        if event.type == "tool/result":
+            call_id = tool_result_call_id(event)
+            if call_id in state.step_calls:
+                return replace(state, step_calls=state.step_calls - {call_id})
+            if tool_result_error_code(event) == TOOL_NOT_STARTED:
+                return state
+            return Violation(Code.TOOL_RESULT_UNPAIRED, f"{where} answers {call_id!r} with no prior tool/call in this step")
+        return state
+    if event.type in TURN_SCOPED and state.open_turn is None:
+        return Violation(Code.EVENT_OUTSIDE_TURN, f"{where} must be inside an open turn")
+    return state

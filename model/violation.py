@@ -1,0 +1,102 @@
+"""Violations: the one way the model says no.
+
+Every rejection in the model is a :class:`Violation` whose ``code`` is a member of the closed
+:class:`Code` enumeration.  The codes are part of the public contract: a port that rejects the same
+candidate must report the same code (the suite's ``--strict-codes`` mode checks this), so a code is
+never renamed or reused for another rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Code(StrEnum):
+    """The closed set of violation codes, grouped by the invariant group that raises them."""
+
+    # Event envelope and JSON values (INV-LOG).
+    ENVELOPE_NOT_OBJECT = "ENVELOPE_NOT_OBJECT"
+    ENVELOPE_UNKNOWN_KEY = "ENVELOPE_UNKNOWN_KEY"
+    ENVELOPE_MISSING_KEY = "ENVELOPE_MISSING_KEY"
+    ENVELOPE_BAD_TYPE = "ENVELOPE_BAD_TYPE"
+    ENVELOPE_BAD_SEQ = "ENVELOPE_BAD_SEQ"
+    ENVELOPE_BAD_TIME = "ENVELOPE_BAD_TIME"
+    ENVELOPE_BAD_IGNORABLE = "ENVELOPE_BAD_IGNORABLE"
+    JSON_NOT_LOSSLESS = "JSON_NOT_LOSSLESS"
+    SEQ_NOT_CONTIGUOUS = "SEQ_NOT_CONTIGUOUS"
+    UNKNOWN_EVENT_TYPE = "UNKNOWN_EVENT_TYPE"
+    END_SEED_INVALID = "END_SEED_INVALID"
+
+    # Message shapes (INV-LOG).
+    USER_MESSAGE_INVALID = "USER_MESSAGE_INVALID"
+    ASSISTANT_MESSAGE_INVALID = "ASSISTANT_MESSAGE_INVALID"
+    TOOL_RESULT_INVALID = "TOOL_RESULT_INVALID"
+
+    # Request headers (INV-HDR).
+    HEADER_INVALID = "HEADER_INVALID"
+    HEADER_NOT_PINNED = "HEADER_NOT_PINNED"
+    HEADER_ADAPTER_DEFAULTS_INVALID = "HEADER_ADAPTER_DEFAULTS_INVALID"
+    HEADER_NOT_CANONICAL = "HEADER_NOT_CANONICAL"
+    HEADER_REASON_INVALID = "HEADER_REASON_INVALID"
+
+    # Surface (INV-SURF).
+    SURFACE_OP_FORBIDDEN = "SURFACE_OP_FORBIDDEN"
+    SOURCES_FORBIDDEN = "SOURCES_FORBIDDEN"
+    SURFACE_OP_MISSING = "SURFACE_OP_MISSING"
+    SURFACE_OP_INVALID = "SURFACE_OP_INVALID"
+    REPLACE_START_NOT_ON_SURFACE = "REPLACE_START_NOT_ON_SURFACE"
+    REPLACE_END_NOT_ON_SURFACE = "REPLACE_END_NOT_ON_SURFACE"
+    REPLACE_RANGE_INVERTED = "REPLACE_RANGE_INVERTED"
+    SOURCES_INVALID = "SOURCES_INVALID"
+    SOURCES_EMPTY = "SOURCES_EMPTY"
+    SOURCES_DUPLICATE = "SOURCES_DUPLICATE"
+    SOURCES_NOT_EARLIER = "SOURCES_NOT_EARLIER"
+    SOURCES_MISSING_SHADOWED = "SOURCES_MISSING_SHADOWED"
+    TOOL_REWRITE_SPAN = "TOOL_REWRITE_SPAN"
+    TOOL_REWRITE_TARGET = "TOOL_REWRITE_TARGET"
+    TOOL_REWRITE_CHANGES = "TOOL_REWRITE_CHANGES"
+
+    # Turn / step / tool trace (INV-TRACE).
+    TRACE_DATA_INVALID = "TRACE_DATA_INVALID"
+    TURN_ALREADY_OPEN = "TURN_ALREADY_OPEN"
+    TURN_NUMBER = "TURN_NUMBER"
+    TURN_END_MISMATCH = "TURN_END_MISMATCH"
+    TURN_END_REASON_INVALID = "TURN_END_REASON_INVALID"
+    STEP_OUTSIDE_TURN = "STEP_OUTSIDE_TURN"
+    STEP_ALREADY_OPEN = "STEP_ALREADY_OPEN"
+    STEP_NUMBER = "STEP_NUMBER"
+    STEP_END_MISMATCH = "STEP_END_MISMATCH"
+    STEP_STILL_OPEN = "STEP_STILL_OPEN"
+    EVENT_OUTSIDE_TURN = "EVENT_OUTSIDE_TURN"
+    EVENT_OUTSIDE_STEP = "EVENT_OUTSIDE_STEP"
+    TOOL_RESULT_UNPAIRED = "TOOL_RESULT_UNPAIRED"
+
+    # Compaction and tool-pairing balance (INV-COMPACT).
+    TOOL_PAIRING_NEGATIVE = "TOOL_PAIRING_NEGATIVE"
+    REPLACE_SPLITS_TOOL_PAIR = "REPLACE_SPLITS_TOOL_PAIR"
+    NOT_ON_SURFACE = "NOT_ON_SURFACE"
+
+    # JSONL codec (INV-JSONL).
+    JSONL_HEADER_MISSING = "JSONL_HEADER_MISSING"
+    JSONL_HEADER_INVALID = "JSONL_HEADER_INVALID"
+    JSONL_MALFORMED_LINE = "JSONL_MALFORMED_LINE"
+    FORMAT_VERSION_UNSUPPORTED = "FORMAT_VERSION_UNSUPPORTED"
+
+    # The v0-to-v1 edge (INV-LEGACY).
+    LEGACY_HEADER_DELTA = "LEGACY_HEADER_DELTA"
+    LEGACY_FALLBACK_REASON = "LEGACY_FALLBACK_REASON"
+    LEGACY_MODE_SET = "LEGACY_MODE_SET"
+    LEGACY_UNKNOWN_TYPE = "LEGACY_UNKNOWN_TYPE"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A rejected candidate: a stable ``code`` and a message that names the seq, index or line."""
+
+    code: Code
+    message: str
+
+    def at(self, where: str) -> Violation:
+        """The same violation with ``where`` (``"seed index 3"``, ``"line 7"``) prefixed to its message."""
+        return Violation(self.code, f"{where}: {self.message}")
