@@ -1,0 +1,150 @@
+"""Traceability: which contracts carry each invariant, which tests check it, and ``invariants.md``.
+
+The catalogue in :mod:`spec.registry` is the single source of the statements; this module finds
+the carriers by reading the contracts icontract attached to the wrappers in :mod:`spec.contracts`,
+finds the tests by scanning test function names under ``tests/``, and renders ``invariants.md``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+from icontract._checkers import find_checker
+
+from model.violation import Code
+from spec.registry import GROUP_NAMES, INVARIANTS, Invariant
+
+CONTRACT_MODULES = ("log", "surface", "trace", "header", "repair", "compaction", "jsonl", "legacy")
+ID_PATTERN = re.compile(r"INV-[A-Z]+-\d+")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def contract_carriers() -> dict[str, list[str]]:
+    """Invariant ID → the contracted functions (``module.function``) whose contracts name it."""
+    carriers: dict[str, list[str]] = defaultdict(list)
+    for name in CONTRACT_MODULES:
+        module = importlib.import_module(f"spec.contracts.{name}")
+        for fname, func in inspect.getmembers(module, inspect.isfunction):
+            if func.__module__ != module.__name__:
+                continue
+            checker = find_checker(func)
+            if checker is None:
+                continue
+            contracts = [*getattr(checker, "__postconditions__", [])]
+            for group in getattr(checker, "__preconditions__", []):
+                contracts.extend(group)
+            for contract in contracts:
+                for found in ID_PATTERN.findall(contract.description or ""):
+                    label = f"spec.contracts.{name}.{fname}"
+                    if label not in carriers[found]:
+                        carriers[found].append(label)
+    return dict(carriers)
+
+
+def _test_functions(root: Path) -> Iterator[tuple[str, str]]:
+    for path in sorted(root.rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_"):
+                yield str(path.relative_to(ROOT)), node.name
+
+
+def test_checkers(root: Path | None = None) -> dict[str, list[str]]:
+    """Invariant ID → the tests (``path::name``) whose names carry its token (``inv_surf_3``)."""
+    tests: dict[str, list[str]] = defaultdict(list)
+    tokens = {inv.test_token: inv.id for inv in INVARIANTS}
+    pattern = re.compile(r"inv_[a-z]+_\d+")
+    for path, name in _test_functions(root or ROOT / "tests"):
+        for token in pattern.findall(name):
+            if token in tokens:
+                tests[tokens[token]].append(f"{path}::{name}")
+    return dict(tests)
+
+
+def test_tokens_without_invariant(root: Path | None = None) -> list[str]:
+    """Tests whose names carry an invariant token that the catalogue does not define."""
+    known = {inv.test_token for inv in INVARIANTS}
+    pattern = re.compile(r"inv_[a-z]+_\d+")
+    return [
+        f"{path}::{name}"
+        for path, name in _test_functions(root or ROOT / "tests")
+        if any(token not in known for token in pattern.findall(name))
+    ]
+
+
+def render(carriers: dict[str, list[str]], tests: dict[str, list[str]]) -> str:
+    """The text of ``invariants.md``."""
+    out = [
+        "# Invariants of the v1 session log",
+        "",
+        "Every rule the model enforces, with a stable ID.  Each entry gives the rule, why it exists, the",
+        "violation codes that enforce it, the contracts that state it (in `spec/contracts/`) and the tests",
+        "that check it.  This file is generated from `spec/registry.py` by `python -m spec catalogue`;",
+        "`tests/spec/test_traceability.py` fails when it is stale or when an ID lacks a contract or a test.",
+        "",
+        f"{len(INVARIANTS)} invariants in {len(GROUP_NAMES)} groups; {len(Code)} violation codes.",
+        "",
+    ]
+    for group, title in GROUP_NAMES.items():
+        out += [f"## {title} (`INV-{group}`)", ""]
+        for inv in (i for i in INVARIANTS if i.group == group):
+            out += _entry(inv, carriers.get(inv.id, []), tests.get(inv.id, []))
+    out += _code_table()
+    return "\n".join(out) + "\n"
+
+
+def _entry(inv: Invariant, carriers: list[str], tests: list[str]) -> list[str]:
+    lines = [f"### {inv.id}", "", inv.statement, "", f"*Why:* {inv.why}", ""]
+    if inv.codes:
+        lines += ["*Codes:* " + ", ".join(f"`{c.value}`" for c in inv.codes), ""]
+    lines += ["*Contracts:* " + ", ".join(f"`{c}`" for c in sorted(carriers)), ""]
+    lines += ["*Tests:*", "", *(f"- `{t}`" for t in sorted(tests)), ""]
+    return lines
+
+
+def _code_table() -> list[str]:
+    owner = {code: inv.id for inv in INVARIANTS for code in inv.codes}
+    lines = [
+        "## Violation codes",
+        "",
+        "The closed set of codes a port reports when it refuses input (`model/violation.py`).",
+        "When a candidate breaks several rules, the first in the documented check order wins",
+        "(`model/session.py`): envelope, contiguity, vocabulary, payload shape, surface, balance, trace.",
+        "",
+        "| code | invariant |",
+        "|---|---|",
+    ]
+    lines += [f"| `{code.value}` | {owner[code]} |" for code in Code]
+    lines += ["", _NORMALISATIONS]
+    return lines
+
+
+_NORMALISATIONS = """## Lossless normalisations of the v0-to-v1 edge (INV-LEGACY-5)
+
+The edge (`model/legacy.py`) applies only these; anything else legacy is refused or left for v1
+validation to refuse.
+
+| id | normalisation |
+|---|---|
+| N1 | `turn/start` drops the retired `trigger` member. |
+| N2 | legacy `turn/end` reasons: `aborted` without a cause gains `{kind: "legacy"}`; `disposed` becomes `aborted` with cause `{kind: "disposed"}`; `error` with `failure` or `message`/`code` becomes `error` with `error: {message, code}` (`UNKNOWN` when the code is missing). |
+| N3 | `steering/message` becomes an appended `user/message` (a bare `{turn, content, source}` gets a minted id). |
+| N4 | pre-identity messages get ids `legacy-message:<sessionId>:<seq>`: bare user messages, assistant messages with `content`/`provenance` (source kind `model`), tool results with `callId`/`content`/`isError`; a rewriting `tool/result` takes the id of the message at its replace start. |
+| N5 | `request/header` snapshots lose `messagePrefix` (when it is an array). |
+| N6 | `request/header` snapshots are canonicalised (empty `system`, empty `tools`, marker-free `adapterDefaults` dropped). |
+| N7 | `compact/*` events are renamed `compaction/*`. |
+
+Refused outright, before any v1 session exists: `request/header-delta` (`LEGACY_HEADER_DELTA`), a
+`request/header` with reason `fallback` (`LEGACY_FALLBACK_REASON`), `mode/set` (`LEGACY_MODE_SET`),
+and any type outside the frozen v0 inventory, ignorable or not (`LEGACY_UNKNOWN_TYPE`)."""
+
+
+def render_current() -> str:
+    """``invariants.md`` as the code and tests stand now."""
+    return render(contract_carriers(), test_checkers())

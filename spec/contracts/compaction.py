@@ -1,0 +1,102 @@
+"""INV-COMPACT: pending-call balance at every cut, legal ranges, and the per-cut cache."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import icontract
+
+from model import compaction as _compaction
+from model.compaction import CutCache
+from model.event import Event
+from model.surface import Surface
+from model.violation import Code, Violation
+from spec.contracts import ENABLED
+from spec.contracts._support import accepted, rejected_with
+
+
+def _counts(nodes: Sequence[int], log: Sequence[Event]) -> list[int]:
+    counts = [0]
+    for seq in nodes:
+        event = log[seq]
+        delta = -1 if event.type == "tool/result" else len(_compaction.tool_call_ids(event))
+        counts.append(counts[-1] + delta)
+    return counts
+
+
+@icontract.ensure(
+    lambda nodes, log, result: not accepted(result) or (len(result) == len(nodes) + 1 and min(result) >= 0),  # type: ignore[arg-type]
+    "INV-COMPACT-1",
+    enabled=ENABLED,
+)
+@icontract.ensure(
+    lambda nodes, log, result: accepted(result) or min(_counts(nodes, log)) < 0, "INV-COMPACT-1", enabled=ENABLED
+)
+def running_counts(nodes: Sequence[int], log: Sequence[Event]) -> tuple[int, ...] | Violation:
+    """The pending-call count at every cut."""
+    return _compaction.running_counts(nodes, log)
+
+
+@icontract.ensure(
+    lambda nodes, result: not accepted(result) or (len(result) == len(nodes) + 1 and result[0]),  # type: ignore[arg-type,index]
+    "INV-COMPACT-2",
+    enabled=ENABLED,
+)
+def cut_balances(nodes: Sequence[int], log: Sequence[Event]) -> tuple[bool, ...] | Violation:
+    """Whether each cut is balanced."""
+    return _compaction.cut_balances(nodes, log)
+
+
+def ranges_have_balanced_bounds(nodes: Sequence[int], log: Sequence[Event], result: tuple[tuple[int, int], ...]) -> bool:
+    """INV-COMPACT-3."""
+    counts = _counts(nodes, log)
+    position = {seq: i for i, seq in enumerate(nodes)}
+    expected = {
+        (nodes[i], nodes[j]) for i in range(len(nodes)) for j in range(i, len(nodes)) if counts[i] == 0 and counts[j + 1] == 0
+    }
+    return set(result) == expected and all(position[s] <= position[e] for s, e in result)
+
+
+@icontract.ensure(
+    lambda nodes, log, result: not accepted(result) or ranges_have_balanced_bounds(nodes, log, result),  # type: ignore[arg-type]
+    "INV-COMPACT-3",
+    enabled=ENABLED,
+)
+def legal_ranges(nodes: Sequence[int], log: Sequence[Event]) -> tuple[tuple[int, int], ...] | Violation:
+    """Every range a compaction may replace."""
+    return _compaction.legal_ranges(nodes, log)
+
+
+@icontract.ensure(
+    lambda surface, log, result: not accepted(result) or list(result.counts) == _counts(surface.nodes, log),  # type: ignore[union-attr]
+    "INV-COMPACT-4",
+    enabled=ENABLED,
+)
+def update_cut_cache(cache: CutCache | None, surface: Surface, log: Sequence[Event]) -> CutCache | Violation:
+    """The per-cut balance cache for ``surface``."""
+    return _compaction.update_cut_cache(cache, surface, log)
+
+
+@icontract.ensure(
+    lambda nodes, seq, result: seq in nodes or rejected_with(result, Code.NOT_ON_SURFACE), "INV-COMPACT-5", enabled=ENABLED
+)
+def balanced_around(nodes: Sequence[int], log: Sequence[Event], seq: int) -> tuple[bool, bool] | Violation:
+    """Whether the cuts around surface node ``seq`` are balanced."""
+    return _compaction.balanced_around(nodes, log, seq)
+
+
+def pending_is_tail_balance(nodes: Sequence[int], log: Sequence[Event], pending: int) -> bool:
+    """INV-COMPACT-6."""
+    return _counts(nodes, log)[-1] == pending
+
+
+def replace_was_legal(before_nodes: Sequence[int], log: Sequence[Event], event: Event) -> bool:
+    """INV-COMPACT-3 on a session: an accepted non-rewrite replace covered a legal range."""
+    from model.event import Replace
+
+    op = event.surface_op
+    if not isinstance(op, Replace) or event.type == "tool/result":
+        return True
+    counts = _counts(before_nodes, log)
+    i, j = list(before_nodes).index(op.start), list(before_nodes).index(op.end)
+    return counts[i] == 0 and counts[j + 1] == 0 and len(_compaction.tool_call_ids(event)) == 0

@@ -1,0 +1,103 @@
+"""INV-LEGACY: the v0-to-v1 edge refuses what it cannot convert and converts the rest losslessly."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import icontract
+
+from model import legacy as _legacy
+from model.legacy import COMPACT_RENAMES, V0_INVENTORY, StoredLog
+from model.session import fold_session
+from model.violation import Violation
+from spec.contracts import ENABLED
+from spec.contracts._support import accepted
+
+
+def _types(log: StoredLog) -> list[object]:
+    return [e.get("type") for e in log.events if isinstance(e, Mapping)]
+
+
+def _is_v0(log: StoredLog) -> bool:
+    return log.header.get("version") == 0
+
+
+def no_header_delta(log: StoredLog) -> bool:
+    """INV-LEGACY-1."""
+    return "request/header-delta" not in _types(log)
+
+
+def no_fallback(log: StoredLog) -> bool:
+    """INV-LEGACY-2."""
+    return not any(
+        isinstance(e, Mapping) and e.get("type") == "request/header" and isinstance(e.get("data"), Mapping)
+        and e["data"].get("reason") == "fallback"
+        for e in log.events
+    )
+
+
+def no_mode_set(log: StoredLog) -> bool:
+    """INV-LEGACY-3."""
+    return "mode/set" not in _types(log)
+
+
+def inventory_only(log: StoredLog) -> bool:
+    """INV-LEGACY-4."""
+    return not _is_v0(log) or all(t in V0_INVENTORY for t in _types(log))
+
+
+def only_enumerated_changes(log: StoredLog, result: StoredLog) -> bool:
+    """INV-LEGACY-5: same events in the same order with the same seqs, times and markers; types renamed only by N3/N7."""
+    if len(log.events) != len(result.events):
+        return False
+    renames = {**COMPACT_RENAMES, "steering/message": "user/message"}
+    for before, after in zip(log.events, result.events, strict=True):
+        kept = all(before.get(k) == after.get(k) for k in ("seq", "time", "ignorable", "sourceEventSeqs"))
+        type_ok = after.get("type") == renames.get(str(before.get("type")), before.get("type"))
+        if not (kept and type_ok):
+            return False
+    return True
+
+
+def output_is_v1(result: StoredLog) -> bool:
+    """INV-LEGACY-6."""
+    return result.header.get("version") == 1 and not isinstance(fold_session(result.events), Violation)
+
+
+def fixed_point(result: StoredLog) -> bool:
+    """INV-LEGACY-7."""
+    return _legacy.upgrade_v0(result) == result
+
+
+def no_legacy_forms(result: StoredLog) -> bool:
+    """INV-LEGACY-8."""
+    for event in result.events:
+        type_ = event.get("type")
+        data = event.get("data")
+        if type_ == "steering/message" or type_ in COMPACT_RENAMES:
+            return False
+        if not isinstance(data, Mapping):
+            continue
+        if type_ == "turn/start" and "trigger" in data:
+            return False
+        if type_ == "request/header" and isinstance(data.get("header"), Mapping) and "messagePrefix" in data["header"]:
+            return False
+        reason = data.get("reason")
+        if type_ == "turn/end" and isinstance(reason, Mapping) and reason.get("kind") == "disposed":
+            return False
+    return True
+
+
+@icontract.ensure(lambda log, result: not accepted(result) or no_header_delta(log), "INV-LEGACY-1", enabled=ENABLED)
+@icontract.ensure(lambda log, result: not accepted(result) or no_fallback(log), "INV-LEGACY-2", enabled=ENABLED)
+@icontract.ensure(lambda log, result: not accepted(result) or no_mode_set(log), "INV-LEGACY-3", enabled=ENABLED)
+@icontract.ensure(lambda log, result: not accepted(result) or inventory_only(log), "INV-LEGACY-4", enabled=ENABLED)
+@icontract.ensure(
+    lambda log, result: not accepted(result) or only_enumerated_changes(log, result), "INV-LEGACY-5", enabled=ENABLED  # type: ignore[arg-type]
+)
+@icontract.ensure(lambda result: not accepted(result) or output_is_v1(result), "INV-LEGACY-6", enabled=ENABLED)  # type: ignore[arg-type]
+@icontract.ensure(lambda result: not accepted(result) or fixed_point(result), "INV-LEGACY-7", enabled=ENABLED)  # type: ignore[arg-type]
+@icontract.ensure(lambda result: not accepted(result) or no_legacy_forms(result), "INV-LEGACY-8", enabled=ENABLED)  # type: ignore[arg-type]
+def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
+    """Run the v0-to-v1 edge on a whole stored log."""
+    return _legacy.upgrade_v0(log)

@@ -1,0 +1,141 @@
+"""INV-TRACE: turn and step brackets, scoping, and tool-result pairing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import icontract
+
+from model import trace as _trace
+from model.event import Event, Replace
+from model.trace import TraceState
+from model.violation import Violation
+from spec.contracts import ENABLED
+from spec.contracts._support import accepted
+
+STEP_SCOPED = ("assistant/chunk", "assistant/message", "tool/call", "tool/result")
+TURN_SCOPED = ("todo/write", "request/header", "request/context")
+
+
+def _get(event: Event, key: str) -> object:
+    return event.data.get(key) if isinstance(event.data, Mapping) else None
+
+
+def turn_start_is_next(state: TraceState, event: Event) -> bool:
+    """INV-TRACE-1."""
+    return event.type != "turn/start" or (state.open_turn is None and _get(event, "turn") == state.last_turn + 1)
+
+
+def turn_end_closes_open_turn(state: TraceState, event: Event) -> bool:
+    """INV-TRACE-2."""
+    return event.type != "turn/end" or (_get(event, "turn") == state.open_turn and state.open_step is None)
+
+
+def step_start_is_next(state: TraceState, event: Event) -> bool:
+    """INV-TRACE-4."""
+    return event.type != "step/start" or (
+        state.open_turn is not None
+        and _get(event, "turn") == state.open_turn
+        and state.open_step is None
+        and _get(event, "step") == state.last_step + 1
+    )
+
+
+def step_end_closes_open_step(state: TraceState, event: Event) -> bool:
+    """INV-TRACE-5."""
+    return event.type != "step/end" or (
+        state.open_step is not None and _get(event, "turn") == state.open_turn and _get(event, "step") == state.open_step
+    )
+
+
+def _rewrite(event: Event) -> bool:
+    return event.type == "tool/result" and isinstance(event.surface_op, Replace)
+
+
+def step_scoped_names_open_step(state: TraceState, event: Event) -> bool:
+    """INV-TRACE-6."""
+    if event.type not in STEP_SCOPED or _rewrite(event):
+        return True
+    return state.open_step is not None and (_get(event, "turn"), _get(event, "step")) == (state.open_turn, state.open_step)
+
+
+def turn_scoped_inside_turn(state: TraceState, event: Event) -> bool:
+    """INV-TRACE-7."""
+    return not (event.type in TURN_SCOPED or _rewrite(event)) or state.open_turn is not None
+
+
+def result_answers_recorded_call(state: TraceState, event: Event) -> bool:
+    """INV-TRACE-8."""
+    if event.type != "tool/result" or _rewrite(event):
+        return True
+    message = _get(event, "message")
+    source = message.get("source") if isinstance(message, Mapping) else None
+    call_id = source.get("callId") if isinstance(source, Mapping) else None
+    error = _get(event, "error")
+    code = error.get("code") if isinstance(error, Mapping) else None
+    return call_id in state.step_calls or code == "TOOL_NOT_STARTED"
+
+
+def brackets_are_consistent(result: TraceState) -> bool:
+    """INV-TRACE-10."""
+    return (
+        (result.open_turn is None or result.open_turn == result.last_turn)
+        and (result.open_step is None or (result.open_turn is not None and result.open_step == result.last_step))
+        and (result.open_step is not None or not result.step_calls)
+    )
+
+
+@icontract.require(lambda state: brackets_are_consistent(state), "INV-TRACE-10", enabled=ENABLED)
+@icontract.ensure(lambda state, event, result: not accepted(result) or turn_start_is_next(state, event), "INV-TRACE-1", enabled=ENABLED)
+@icontract.ensure(
+    lambda state, event, result: not accepted(result) or turn_end_closes_open_turn(state, event), "INV-TRACE-2", enabled=ENABLED
+)
+@icontract.ensure(lambda state, event, result: not accepted(result) or step_start_is_next(state, event), "INV-TRACE-4", enabled=ENABLED)
+@icontract.ensure(
+    lambda state, event, result: not accepted(result) or step_end_closes_open_step(state, event), "INV-TRACE-5", enabled=ENABLED
+)
+@icontract.ensure(
+    lambda state, event, result: not accepted(result) or step_scoped_names_open_step(state, event), "INV-TRACE-6", enabled=ENABLED
+)
+@icontract.ensure(
+    lambda state, event, result: not accepted(result) or turn_scoped_inside_turn(state, event), "INV-TRACE-7", enabled=ENABLED
+)
+@icontract.ensure(
+    lambda state, event, result: not accepted(result) or result_answers_recorded_call(state, event), "INV-TRACE-8", enabled=ENABLED
+)
+@icontract.ensure(lambda result: not accepted(result) or brackets_are_consistent(result), "INV-TRACE-10", enabled=ENABLED)
+def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:
+    """The trace after ``event``."""
+    return _trace.trace_transition(state, event)
+
+
+def reason_is_known(event: Event) -> bool:
+    """INV-TRACE-3."""
+    if event.type != "turn/end":
+        return True
+    reason = _get(event, "reason")
+    if not isinstance(reason, Mapping):
+        return False
+    kind = reason.get("kind")
+    if kind == "aborted":
+        cause = reason.get("reason")
+        return isinstance(cause, Mapping) and cause.get("kind") in ("user", "parent", "hook", "disposed", "legacy")
+    if kind == "error":
+        error = reason.get("error")
+        return isinstance(error, Mapping) and isinstance(error.get("message"), str) and isinstance(error.get("code"), str)
+    return kind in ("completed", "blocked", "max-tokens", "interrupted")
+
+
+def bracket_numbers_are_positive(event: Event) -> bool:
+    """INV-TRACE-9."""
+    if event.type not in ("turn/start", "turn/end", "step/start", "step/end", "tool/call", "assistant/chunk"):
+        return True
+    keys = ("turn",) if event.type.startswith("turn/") else ("turn", "step")
+    return all(type(_get(event, k)) is int and int(_get(event, k)) >= 1 for k in keys)  # type: ignore[call-overload]
+
+
+@icontract.ensure(lambda event, result: result is not None or reason_is_known(event), "INV-TRACE-3", enabled=ENABLED)
+@icontract.ensure(lambda event, result: result is not None or bracket_numbers_are_positive(event), "INV-TRACE-9", enabled=ENABLED)
+def trace_data_problem(event: Event) -> Violation | None:
+    """What is wrong with a bracket or tool-call payload."""
+    return _trace.trace_data_problem(event)
