@@ -99,10 +99,29 @@ def render(carriers: dict[str, list[str]], tests: dict[str, list[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
+MODEL_MODULES = (
+    "event", "json_value", "messages", "header", "surface", "trace", "compaction", "session", "repair", "jsonl",
+    "load", "legacy",
+)
+
+
+def model_function(carrier: str) -> str | None:
+    """The model function a contracted wrapper stands for: the one with the same name."""
+    name = carrier.rsplit(".", 1)[1]
+    for module_name in MODEL_MODULES:
+        module = importlib.import_module(f"model.{module_name}")
+        func = getattr(module, name, None)
+        if inspect.isfunction(func) and func.__module__ == module.__name__:
+            return f"model.{module_name}.{name}"
+    return None
+
+
 def _entry(inv: Invariant, carriers: list[str], tests: list[str]) -> list[str]:
     lines = [f"### {inv.id}", "", inv.statement, "", f"*Why:* {inv.why}", ""]
     if inv.codes:
         lines += ["*Codes:* " + ", ".join(f"`{c.value}`" for c in inv.codes), ""]
+    models = sorted({m for c in carriers if (m := model_function(c)) is not None})
+    lines += ["*Model:* " + ", ".join(f"`{m}`" for m in models), ""]
     lines += ["*Contracts:* " + ", ".join(f"`{c}`" for c in sorted(carriers)), ""]
     lines += ["*Tests:*", "", *(f"- `{t}`" for t in sorted(tests)), ""]
     return lines

@@ -68,7 +68,8 @@ def first_error(name: str, instance: Any) -> ValidationError | None:
 
 def describe(error: ValidationError) -> str:
     """One line naming where an instance went wrong and why."""
-    message = error.message
+    # An ``absent`` member fails ``not: {}``, whose stock message only repeats the value.
+    message = "must be absent" if error.validator == "not" and error.validator_value == {} else error.message
     if len(message) > DETAIL_LIMIT:
         message = message[:DETAIL_LIMIT] + "…"
     return f"at {field_path(error.absolute_path)}: {message}"

@@ -1,0 +1,49 @@
+# Fresh machine to green: `make test`.  Everything installs into .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT_PYTHON := $(wildcard ports/python/pyproject.toml)
+PYTEST_WORKERS ?= 2
+CROSSHAIR_BUDGET ?= 4
+
+.PHONY: install check test lint typecheck pytest crosshair invariants nightly clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml $(PORT_PYTHON) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]' $(if $(PORT_PYTHON),-e ports/python)
+	touch $@
+
+install: $(STAMP)
+
+## The main job: the conformance suite (ci profile) against the bundled Python port.
+check: install
+	$(BIN)/python -m spec check --profile ci
+
+## The whole test suite: lint, types, the traceability catalogue, pytest, CrossHair.
+test: install lint typecheck pytest crosshair
+
+lint: install
+	$(BIN)/ruff check model spec ports tests
+
+typecheck: install
+	$(BIN)/mypy
+
+pytest: install
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
+
+crosshair: install
+	$(BIN)/python -m spec.crosshair_check --per-condition-timeout $(CROSSHAIR_BUDGET)
+
+## Regenerate invariants.md after adding invariants, contracts or tests.
+invariants: install
+	$(BIN)/python -m spec catalogue
+
+nightly: install
+	$(BIN)/python -m spec check --profile nightly
+
+clean:
+	rm -rf $(VENV) .hypothesis .mypy_cache .ruff_cache reports
