@@ -58,13 +58,7 @@ def legal_ranges(nodes: Sequence[int], log: Sequence[Event]) -> tuple[tuple[int,
     balances = cut_balances(nodes, log)
     if isinstance(balances, Violation):
         return balances
-    return tuple(
-        (nodes[i], nodes[j])
-        for i in range(len(nodes))
-        if balances[i]
-        for j in range(i, len(nodes))
-        if balances[j + 1]
-    )
+    return tuple((nodes[i], nodes[j]) for i in range(len(nodes)) if balances[i] for j in range(i, len(nodes)) if balances[j + 1])
 
 
 def balance_problem(
@@ -79,9 +73,7 @@ def balance_problem(
     delta = pairing_delta(event)
     if plan.replacement is None:
         if tail_count + delta < 0:
-            return Violation(
-                Code.TOOL_PAIRING_NEGATIVE, f"tool/result at seq {event.seq} closes a call no surface node opened"
-            )
+            return Violation(Code.TOOL_PAIRING_NEGATIVE, f"tool/result at seq {event.seq} closes a call no surface node opened")
         return None
     if event.type == "tool/result":
         return None

@@ -60,8 +60,7 @@ def header_shape_problem(header: JsonValue) -> Violation | None:
     if "adapterDefaults" in obj:
         defaults = as_object(obj["adapterDefaults"])
         if defaults is None or any(
-            key not in ADAPTER_DEFAULT_KEYS or value is not True or key not in config
-            for key, value in defaults.items()
+            key not in ADAPTER_DEFAULT_KEYS or value is not True or key not in config for key, value in defaults.items()
         ):
             return Violation(
                 Code.HEADER_ADAPTER_DEFAULTS_INVALID,
@@ -171,9 +170,7 @@ class HeaderDecision:
     starts_series: bool = False
 
 
-def decide_request_header(
-    latest: JsonObject | None, assembled: JsonObject, facts: InstanceFacts
-) -> HeaderDecision | None:
+def decide_request_header(latest: JsonObject | None, assembled: JsonObject, facts: InstanceFacts) -> HeaderDecision | None:
     """INV-HDR-9..11: the writer decision rule.
 
     The first request of a loop instance always anchors the instance with a full snapshot
@@ -198,4 +195,3 @@ def header_event_data(decision: HeaderDecision, assembled: JsonObject) -> JsonOb
     if decision.starts_series:
         data["startsSeries"] = True
     return MappingProxyType(data)
-

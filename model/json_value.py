@@ -15,9 +15,7 @@ from typing import TypeAlias, cast
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
-JsonValue: TypeAlias = (
-    None | bool | int | float | str | tuple["JsonValue", ...] | Mapping[str, "JsonValue"]
-)
+JsonValue: TypeAlias = bool | int | float | str | tuple["JsonValue", ...] | Mapping[str, "JsonValue"] | None
 """A frozen lossless JSON value."""
 
 JsonObject: TypeAlias = Mapping[str, JsonValue]

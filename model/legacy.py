@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from model.event import KNOWN_EVENT_TYPES
 from model.header import LEGACY_REASON_FALLBACK, canonical_header
-from model.json_value import JsonObject, JsonValue, as_array, as_object, freeze, is_nonempty_string
+from model.json_value import JsonObject, as_array, as_object, freeze, is_nonempty_string
 from model.jsonl import FORMAT_VERSION, LEGACY_VERSION, header_line_problem, version_of
 from model.session import fold_session
 from model.violation import Code, Violation
@@ -78,7 +78,7 @@ def _legacy_id(session_id: str, seq: object) -> str:
     return f"legacy-message:{session_id}:{seq}"
 
 
-def _normalise_turn_end_reason(reason: JsonObject) -> JsonValue:
+def _normalise_turn_end_reason(reason: JsonObject) -> object:
     kind = reason.get("kind")
     if kind == "aborted" and "reason" not in reason:
         return {**reason, "reason": {"kind": "legacy"}}
@@ -92,7 +92,7 @@ def _normalise_turn_end_reason(reason: JsonObject) -> JsonValue:
     return reason
 
 
-def _normalise_data(type_: str, data: JsonObject, session_id: str, seq: object) -> JsonObject:
+def _normalise_data(type_: str, data: JsonObject, session_id: str, seq: object) -> object:
     """N1, N2, N4, N5, N6 on one payload; shapes that match no legacy form are left for v1 to judge."""
     if type_ == "turn/start" and "trigger" in data:
         return {k: v for k, v in data.items() if k != "trigger"}
@@ -104,7 +104,7 @@ def _normalise_data(type_: str, data: JsonObject, session_id: str, seq: object) 
         return {"id": _legacy_id(session_id, seq), "role": "user", **data}
     if type_ == "assistant/message" and "message" not in data and {"content", "provenance"} <= set(data):
         provenance = as_object(data["provenance"]) or {}
-        message = {
+        message: dict[str, object] = {
             "id": _legacy_id(session_id, seq),
             "role": "assistant",
             "content": data["content"],
@@ -113,7 +113,7 @@ def _normalise_data(type_: str, data: JsonObject, session_id: str, seq: object) 
         rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
         return {**rest, "message": message}
     if type_ == "tool/result" and "message" not in data and {"callId", "content", "isError"} <= set(data):
-        message = {
+        result_message = {
             "id": _legacy_id(session_id, seq),
             "role": "user",
             "source": {"kind": "tool", "callId": data["callId"]},
@@ -122,17 +122,19 @@ def _normalise_data(type_: str, data: JsonObject, session_id: str, seq: object) 
             ],
         }
         rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
-        return {**rest, "message": message}
+        return {**rest, "message": result_message}
     if type_ == "request/header":
         header = as_object(data.get("header"))
         if header is not None:
             if as_array(header.get("messagePrefix")) is not None:
                 header = {k: v for k, v in header.items() if k != "messagePrefix"}
-            return {**data, "header": canonical_header(freeze(header))}  # type: ignore[arg-type]
+            frozen = as_object(freeze(header))
+            assert frozen is not None
+            return {**data, "header": canonical_header(frozen)}
     return data
 
 
-def _normalise_steering(data: JsonObject, session_id: str, seq: object) -> JsonValue:
+def _normalise_steering(data: JsonObject, session_id: str, seq: object) -> object:
     """N3: the message a ``steering/message`` carried, as user/message data."""
     wrapped = as_object(data.get("message"))
     if wrapped is not None:
@@ -149,7 +151,7 @@ def normalise_event(raw: JsonObject, session_id: str, normalised: Sequence[JsonO
     if not isinstance(type_, str) or data is None:
         return raw
     seq = raw.get("seq")
-    out: dict[str, JsonValue] = dict(raw)
+    out: dict[str, object] = dict(raw)
     if type_ in COMPACT_RENAMES:
         out["type"] = COMPACT_RENAMES[type_]
     elif type_ == "steering/message":
@@ -165,11 +167,11 @@ def normalise_event(raw: JsonObject, session_id: str, normalised: Sequence[JsonO
     return frozen
 
 
-def _inherit_rewritten_id(raw: JsonObject, data: JsonValue, normalised: Sequence[JsonObject]) -> JsonValue:
+def _inherit_rewritten_id(raw: JsonObject, data: object, normalised: Sequence[JsonObject]) -> object:
     """N4: a rewriting tool/result keeps the id of the message at its replace start."""
     op = as_object(raw.get("surfaceOp"))
     start = op.get("start") if op is not None else None
-    obj = as_object(data)
+    obj = data if isinstance(data, Mapping) else None
     if obj is None or not isinstance(start, int) or not 0 <= start < len(normalised):
         return data
     target = as_object(normalised[start].get("data"))

@@ -81,8 +81,13 @@ def assistant_message_problem(data: JsonValue) -> Violation | None:
         else:
             blocks = [as_object(b) for b in as_array(message["content"]) or ()]
             problem = next(
-                (p for b in blocks if b is not None and b.get("type") == "tool-call"
-                 for p in [_tool_call_block_problem(b)] if p is not None),
+                (
+                    p
+                    for b in blocks
+                    if b is not None and b.get("type") == "tool-call"
+                    for p in [_tool_call_block_problem(b)]
+                    if p is not None
+                ),
                 None,
             )
             ids = tool_call_ids_of_message(message)

@@ -71,9 +71,9 @@ def scan_open_tail(events: Sequence[Event]) -> OpenTail:
                 pending[call_id] = PendingCall(call_id, call_step, None)
         elif event.type == "tool/call":
             data = as_object(event.data)
-            call_id = data.get("callId") if data is not None else None
-            if isinstance(call_id, str) and call_id in pending:
-                pending[call_id] = PendingCall(call_id, pending[call_id].step, event.seq)
+            started = data.get("callId") if data is not None else None
+            if isinstance(started, str) and started in pending:
+                pending[started] = PendingCall(started, pending[started].step, event.seq)
         elif event.type == "tool/result":
             pending.pop(tool_result_call_id(event) or "", None)
     return OpenTail(turn, step, tuple(pending.values()))
@@ -122,9 +122,7 @@ def interrupted_turn_closers(events: Sequence[Event]) -> tuple[Event, ...]:
     if tail.step is not None:
         closers.append(Event("step/end", seq, time, freeze({"turn": tail.turn, "step": tail.step})))
         seq += 1
-    closers.append(
-        Event("turn/end", seq, time, MappingProxyType({"turn": tail.turn, "reason": freeze({"kind": "interrupted"})}))
-    )
+    closers.append(Event("turn/end", seq, time, MappingProxyType({"turn": tail.turn, "reason": freeze({"kind": "interrupted"})})))
     return tuple(closers)
 
 

@@ -29,6 +29,9 @@ from model.trace import TraceState, trace_data_problem, trace_transition
 from model.violation import Code, Violation
 
 END_SEED = "session/end-seed"
+EMPTY_SURFACE = Surface()
+OPEN_LOG = TraceState()
+"""The trace of an empty log: nothing open, no turn yet."""
 LEGACY_TYPES: dict[str, Code] = {
     "request/header-delta": Code.LEGACY_HEADER_DELTA,
     "mode/set": Code.LEGACY_MODE_SET,
@@ -40,8 +43,8 @@ class SessionState:
     """Everything observable about a session after a valid log."""
 
     events: tuple[Event, ...] = ()
-    surface: Surface = Surface()
-    trace: TraceState = TraceState()
+    surface: Surface = EMPTY_SURFACE
+    trace: TraceState = OPEN_LOG
     header: JsonObject | None = None
     """The reconstructed request header: the canonical latest snapshot."""
     pending_calls: int = 0

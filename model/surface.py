@@ -57,7 +57,8 @@ def eligibility_problem(event: Event) -> Violation | None:
     eligible = event.type in SURFACE_TYPES
     if not eligible and event.surface_op is not None:
         return Violation(
-            Code.SURFACE_OP_FORBIDDEN, f"event {event.type!r} at seq {event.seq} is not surface-eligible and cannot carry surfaceOp"
+            Code.SURFACE_OP_FORBIDDEN,
+            f"event {event.type!r} at seq {event.seq} is not surface-eligible and cannot carry surfaceOp",
         )
     if not eligible and event.source_event_seqs is not None:
         return Violation(
@@ -86,9 +87,7 @@ def replacement_range(nodes: Sequence[int], start: int, end: int) -> tuple[int, 
     return start_index, end_index
 
 
-def provenance_problem(
-    event_type: str, seq: int, sources: tuple[int, ...] | None, shadowed: tuple[int, ...]
-) -> Violation | None:
+def provenance_problem(event_type: str, seq: int, sources: tuple[int, ...] | None, shadowed: tuple[int, ...]) -> Violation | None:
     """INV-SURF-5, INV-SURF-6: ``sourceEventSeqs`` cite distinct earlier events, including every shadowed node."""
     if sources is not None:
         if len(sources) == 0 and event_type != "assistant/message":
@@ -133,7 +132,7 @@ def tool_rewrite_problem(log: Sequence[Event], event: Event, shadowed: tuple[int
     return None
 
 
-def plan_surface_event(nodes: Sequence[int], log: Sequence[Event], event: Event) -> SurfacePlan | None | Violation:
+def plan_surface_event(nodes: Sequence[int], log: Sequence[Event], event: Event) -> SurfacePlan | Violation | None:
     """Validate ``event`` as the next event after ``log`` on ``nodes`` without changing anything.
 
     Returns the plan for a surface event, ``None`` for an event that does not touch the surface,

@@ -58,8 +58,10 @@ def trace_data_problem(event: Event) -> Violation | None:
     if not all(_positive(data[k]) for k in ("turn", "step") if k in keys):
         return Violation(Code.TRACE_DATA_INVALID, f"{event.type} at seq {event.seq} turn/step must be positive integers")
     if event.type == "tool/call" and not (
-        isinstance(data["callId"], str) and data["callId"] != ""
-        and isinstance(data["name"], str) and isinstance(data["arguments"], str)
+        isinstance(data["callId"], str)
+        and data["callId"] != ""
+        and isinstance(data["name"], str)
+        and isinstance(data["arguments"], str)
     ):
         return Violation(Code.TRACE_DATA_INVALID, f"tool/call at seq {event.seq} needs string callId, name, arguments")
     if event.type == "turn/end":
@@ -120,9 +122,7 @@ def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:
         return replace(state, open_step=step, last_step=step, step_calls=frozenset())
     if event.type == "step/end":
         if state.open_step is None or turn != state.open_turn or step != state.open_step:
-            return Violation(
-                Code.STEP_END_MISMATCH, f"{where} does not match open step {state.open_turn}/{state.open_step}"
-            )
+            return Violation(Code.STEP_END_MISMATCH, f"{where} does not match open step {state.open_turn}/{state.open_step}")
         return replace(state, open_step=None, step_calls=frozenset())
     if event.type == "tool/result" and isinstance(event.surface_op, Replace):
         if state.open_turn is None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from model.compaction import cut_balances
+from model.event import encode_event
 from model.json_value import thaw
 from model.session import EMPTY_SESSION, SessionState, append_event
 from model.violation import Violation
@@ -51,8 +52,6 @@ class SessionBuilder:
     @property
     def events(self) -> list[RawEvent]:
         """The log so far, as raw JSON events."""
-        from model.event import encode_event
-
         return [encode_event(e) for e in self.state.events]
 
     @property
@@ -89,7 +88,9 @@ class SessionBuilder:
 
     def turn_end(self, reason: Mapping[str, Any] | None = None, commit: bool = True) -> RawEvent:
         """Close the open turn."""
-        return self.event("turn/end", {"turn": self.state.trace.open_turn, "reason": dict(reason or {"kind": "completed"})}, commit)
+        return self.event(
+            "turn/end", {"turn": self.state.trace.open_turn, "reason": dict(reason or {"kind": "completed"})}, commit
+        )
 
     def step_start(self, commit: bool = True) -> RawEvent:
         """Open the next step of the open turn."""
@@ -119,7 +120,12 @@ class SessionBuilder:
         if text:
             content.append(text_block(text))
         content += [{"type": "tool-call", "id": c, "name": "read_file", "arguments": '{"path": "a.py"}'} for c in calls]
-        message = {"id": self._mint("assistant"), "role": "assistant", "content": content, "source": {"kind": "model", **PROVIDER}}
+        message = {
+            "id": self._mint("assistant"),
+            "role": "assistant",
+            "content": content,
+            "source": {"kind": "model", **PROVIDER},
+        }
         data = {"turn": trace.open_turn, "step": trace.open_step, "message": message}
         return self.event("assistant/message", data, commit, surfaceOp="append")
 
@@ -178,9 +184,7 @@ class SessionBuilder:
         nodes = self.state.surface.nodes
         balanced = cut_balances(nodes, self.state.events)
         assert not isinstance(balanced, Violation)
-        return [
-            (nodes[i], nodes[j]) for i in range(len(nodes)) if balanced[i] for j in range(i, len(nodes)) if balanced[j + 1]
-        ]
+        return [(nodes[i], nodes[j]) for i in range(len(nodes)) if balanced[i] for j in range(i, len(nodes)) if balanced[j + 1]]
 
     def tool_result_seqs(self) -> list[int]:
         """The seqs of tool results currently on the surface."""

@@ -100,8 +100,18 @@ def render(carriers: dict[str, list[str]], tests: dict[str, list[str]]) -> str:
 
 
 MODEL_MODULES = (
-    "event", "json_value", "messages", "header", "surface", "trace", "compaction", "session", "repair", "jsonl",
-    "load", "legacy",
+    "event",
+    "json_value",
+    "messages",
+    "header",
+    "surface",
+    "trace",
+    "compaction",
+    "session",
+    "repair",
+    "jsonl",
+    "load",
+    "legacy",
 )
 
 

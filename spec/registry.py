@@ -51,244 +51,465 @@ def _inv(id_: str, statement: str, why: str, *codes: Code) -> Invariant:
 C = Code
 INVARIANTS: tuple[Invariant, ...] = (
     # --- LOG ---------------------------------------------------------------------------------
-    _inv("INV-LOG-1", "An event is a JSON object whose keys are exactly `type`, `seq`, `time`, `data` plus, optionally, "
-         "`ignorable`, `surfaceOp` and `sourceEventSeqs`; `type` is a non-empty string.",
-         "A closed envelope means a reader never has to guess what an unknown member meant.",
-         C.ENVELOPE_NOT_OBJECT, C.ENVELOPE_UNKNOWN_KEY, C.ENVELOPE_MISSING_KEY, C.ENVELOPE_BAD_TYPE),
-    _inv("INV-LOG-2", "`seq` and `time` are non-negative safe integers (at most 2^53 − 1).",
-         "Every language reads them back exactly; a fractional or huge number would not round-trip.",
-         C.ENVELOPE_BAD_SEQ, C.ENVELOPE_BAD_TIME),
-    _inv("INV-LOG-3", "`ignorable` is absent or exactly `true`.",
-         "The marker has one meaning (an older reader may skip this event); `false` would be a second spelling of absent.",
-         C.ENVELOPE_BAD_IGNORABLE),
-    _inv("INV-LOG-4", "`data`, `surfaceOp` and `sourceEventSeqs` are lossless JSON: no NaN or ±infinity, no -0, "
-         "integers within the safe range, string keys only.",
-         "A log is read by other languages; a value that changes on the way through is silent corruption.",
-         C.JSON_NOT_LOSSLESS),
-    _inv("INV-LOG-5", "Seqs are contiguous from 0: the event at index i has seq i, and an append adds exactly one event "
-         "at seq = length, leaving the earlier events as they were.",
-         "Consumers index `events[seq]` directly; a gap or a duplicate would make every reference ambiguous.",
-         C.SEQ_NOT_CONTIGUOUS),
-    _inv("INV-LOG-6", "An event's type belongs to the v1 vocabulary, or the event carries `ignorable: true`.",
-         "Silently skipping a required event written by a newer harness would rebuild a wrong session.",
-         C.UNKNOWN_EVENT_TYPE),
-    _inv("INV-LOG-7", "`user/message` data is an identified user message: non-empty `id`, role `user`, a `source` with a "
-         "non-empty `kind`, and `content` an array of typed blocks.",
-         "The surface replays these messages to the model verbatim; a message without identity cannot be rewritten or cited.",
-         C.USER_MESSAGE_INVALID),
-    _inv("INV-LOG-8", "`assistant/message` data is `{turn, step, message, usage?, interrupted?: true}` and its message has "
-         "role `assistant`, a `model` source naming provider and model, and tool-call blocks with unique ids and raw "
-         "string arguments.",
-         "Tool pairing counts these blocks and repair answers them by id.",
-         C.ASSISTANT_MESSAGE_INVALID),
-    _inv("INV-LOG-9", "`tool/result` data is `{turn, step, message, error?, meta?}` whose message has role `user`, a `tool` "
-         "source with a `callId`, and exactly one `tool-result` block answering that call id.",
-         "A result that answers a different call than it claims breaks the provider's pairing.",
-         C.TOOL_RESULT_INVALID),
-    _inv("INV-LOG-10", "A seeded session ends its seed with exactly one `session/end-seed` marker (data `{}` or "
-         "`{inherited: true}`) at seq = seed length, timed like the last seed event, unless the seed already ends with one.",
-         "The marker separates inherited history from live appends; writing it twice would move that boundary.",
-         C.END_SEED_INVALID),
-    _inv("INV-LOG-11", "A rejected candidate (seed, append or load) leaves the session exactly as it was.",
-         "Validation and commit are one atomic step; a half-applied event is worse than a refused one."),
-    _inv("INV-LOG-12", "An accepted event is stored frozen, and its stored JSON form equals the candidate it came from.",
-         "What the log says is what was appended; nothing downstream can change it."),
+    _inv(
+        "INV-LOG-1",
+        "An event is a JSON object whose keys are exactly `type`, `seq`, `time`, `data` plus, optionally, "
+        "`ignorable`, `surfaceOp` and `sourceEventSeqs`; `type` is a non-empty string.",
+        "A closed envelope means a reader never has to guess what an unknown member meant.",
+        C.ENVELOPE_NOT_OBJECT,
+        C.ENVELOPE_UNKNOWN_KEY,
+        C.ENVELOPE_MISSING_KEY,
+        C.ENVELOPE_BAD_TYPE,
+    ),
+    _inv(
+        "INV-LOG-2",
+        "`seq` and `time` are non-negative safe integers (at most 2^53 − 1).",
+        "Every language reads them back exactly; a fractional or huge number would not round-trip.",
+        C.ENVELOPE_BAD_SEQ,
+        C.ENVELOPE_BAD_TIME,
+    ),
+    _inv(
+        "INV-LOG-3",
+        "`ignorable` is absent or exactly `true`.",
+        "The marker has one meaning (an older reader may skip this event); `false` would be a second spelling of absent.",
+        C.ENVELOPE_BAD_IGNORABLE,
+    ),
+    _inv(
+        "INV-LOG-4",
+        "`data`, `surfaceOp` and `sourceEventSeqs` are lossless JSON: no NaN or ±infinity, no -0, "
+        "integers within the safe range, string keys only.",
+        "A log is read by other languages; a value that changes on the way through is silent corruption.",
+        C.JSON_NOT_LOSSLESS,
+    ),
+    _inv(
+        "INV-LOG-5",
+        "Seqs are contiguous from 0: the event at index i has seq i, and an append adds exactly one event "
+        "at seq = length, leaving the earlier events as they were.",
+        "Consumers index `events[seq]` directly; a gap or a duplicate would make every reference ambiguous.",
+        C.SEQ_NOT_CONTIGUOUS,
+    ),
+    _inv(
+        "INV-LOG-6",
+        "An event's type belongs to the v1 vocabulary, or the event carries `ignorable: true`.",
+        "Silently skipping a required event written by a newer harness would rebuild a wrong session.",
+        C.UNKNOWN_EVENT_TYPE,
+    ),
+    _inv(
+        "INV-LOG-7",
+        "`user/message` data is an identified user message: non-empty `id`, role `user`, a `source` with a "
+        "non-empty `kind`, and `content` an array of typed blocks.",
+        "The surface replays these messages to the model verbatim; a message without identity cannot be rewritten or cited.",
+        C.USER_MESSAGE_INVALID,
+    ),
+    _inv(
+        "INV-LOG-8",
+        "`assistant/message` data is `{turn, step, message, usage?, interrupted?: true}` and its message has "
+        "role `assistant`, a `model` source naming provider and model, and tool-call blocks with unique ids and raw "
+        "string arguments.",
+        "Tool pairing counts these blocks and repair answers them by id.",
+        C.ASSISTANT_MESSAGE_INVALID,
+    ),
+    _inv(
+        "INV-LOG-9",
+        "`tool/result` data is `{turn, step, message, error?, meta?}` whose message has role `user`, a `tool` "
+        "source with a `callId`, and exactly one `tool-result` block answering that call id.",
+        "A result that answers a different call than it claims breaks the provider's pairing.",
+        C.TOOL_RESULT_INVALID,
+    ),
+    _inv(
+        "INV-LOG-10",
+        "A seeded session ends its seed with exactly one `session/end-seed` marker (data `{}` or "
+        "`{inherited: true}`) at seq = seed length, timed like the last seed event, unless the seed already ends with one.",
+        "The marker separates inherited history from live appends; writing it twice would move that boundary.",
+        C.END_SEED_INVALID,
+    ),
+    _inv(
+        "INV-LOG-11",
+        "A rejected candidate (seed, append or load) leaves the session exactly as it was.",
+        "Validation and commit are one atomic step; a half-applied event is worse than a refused one.",
+    ),
+    _inv(
+        "INV-LOG-12",
+        "An accepted event is stored frozen, and its stored JSON form equals the candidate it came from.",
+        "What the log says is what was appended; nothing downstream can change it.",
+    ),
     # --- SURF --------------------------------------------------------------------------------
-    _inv("INV-SURF-1", "Only `user/message`, `assistant/message` and `tool/result` may carry `surfaceOp` or "
-         "`sourceEventSeqs`.",
-         "Log-only events never reach the model, so surface metadata on them would be meaningless.",
-         C.SURFACE_OP_FORBIDDEN, C.SOURCES_FORBIDDEN),
-    _inv("INV-SURF-2", "Every `user/message`, `assistant/message` and `tool/result` carries a `surfaceOp`.",
-         "Whether a message joins or replaces the surface is always explicit, never inferred.",
-         C.SURFACE_OP_MISSING),
-    _inv("INV-SURF-3", "`surfaceOp` is the string `append` or exactly `{op: \"replace\", start, end}` with non-negative "
-         "safe-integer endpoints.",
-         "One spelling per operation keeps every reader's fold identical.",
-         C.SURFACE_OP_INVALID),
-    _inv("INV-SURF-4", "A replace names a range of the current surface: `start` and `end` are both on it, and `start` is "
-         "not after `end`.",
-         "A replacement can only shadow what the model currently sees.",
-         C.REPLACE_START_NOT_ON_SURFACE, C.REPLACE_END_NOT_ON_SURFACE, C.REPLACE_RANGE_INVERTED),
-    _inv("INV-SURF-5", "`sourceEventSeqs`, when present, is an array of distinct seqs of earlier events, non-empty except "
-         "on `assistant/message` (where empty means a known-empty stream).",
-         "Provenance must point backwards at real events, once each.",
-         C.SOURCES_INVALID, C.SOURCES_EMPTY, C.SOURCES_DUPLICATE, C.SOURCES_NOT_EARLIER),
-    _inv("INV-SURF-6", "A replace cites every surface node it shadows in its `sourceEventSeqs`.",
-         "Nothing leaves the model's view without a record of what replaced it.",
-         C.SOURCES_MISSING_SHADOWED),
-    _inv("INV-SURF-7", "An append puts its seq at the tail of the surface and changes nothing else.",
-         "Appends are the common case and must be cheap and predictable."),
-    _inv("INV-SURF-8", "A replace removes exactly the nodes from `start` to `end` and puts its own seq in their place.",
-         "The replacement stands where the shadowed range stood, so order is preserved."),
-    _inv("INV-SURF-9", "Surface nodes are distinct seqs of surface-type events already in the log.",
-         "The surface is a view of the log, never a second copy of it."),
-    _inv("INV-SURF-10", "The replace generation starts at 0, never decreases, and grows by exactly one per committed "
-         "replacement.",
-         "Caches of derived messages and cut balances detect non-append rewrites by it."),
-    _inv("INV-SURF-11", "A `tool/result` replace rewrites exactly one current `tool/result`, and the two differ only in "
-         "the content of the tool-result block.",
-         "A rewrite may shrink an output, never change which call it answers or whether it failed.",
-         C.TOOL_REWRITE_SPAN, C.TOOL_REWRITE_TARGET, C.TOOL_REWRITE_CHANGES),
-    _inv("INV-SURF-12", "`fold_surface` of a log equals the surface transition applied event by event, and reports each "
-         "replacement with its seq, declared range and the nodes it removed.",
-         "The full read and the incremental manager must never disagree."),
-    _inv("INV-SURF-13", "A shadowed node never returns to the surface.",
-         "Replacement is final; the log keeps the old event, the model never sees it again."),
+    _inv(
+        "INV-SURF-1",
+        "Only `user/message`, `assistant/message` and `tool/result` may carry `surfaceOp` or `sourceEventSeqs`.",
+        "Log-only events never reach the model, so surface metadata on them would be meaningless.",
+        C.SURFACE_OP_FORBIDDEN,
+        C.SOURCES_FORBIDDEN,
+    ),
+    _inv(
+        "INV-SURF-2",
+        "Every `user/message`, `assistant/message` and `tool/result` carries a `surfaceOp`.",
+        "Whether a message joins or replaces the surface is always explicit, never inferred.",
+        C.SURFACE_OP_MISSING,
+    ),
+    _inv(
+        "INV-SURF-3",
+        '`surfaceOp` is the string `append` or exactly `{op: "replace", start, end}` with non-negative safe-integer endpoints.',
+        "One spelling per operation keeps every reader's fold identical.",
+        C.SURFACE_OP_INVALID,
+    ),
+    _inv(
+        "INV-SURF-4",
+        "A replace names a range of the current surface: `start` and `end` are both on it, and `start` is not after `end`.",
+        "A replacement can only shadow what the model currently sees.",
+        C.REPLACE_START_NOT_ON_SURFACE,
+        C.REPLACE_END_NOT_ON_SURFACE,
+        C.REPLACE_RANGE_INVERTED,
+    ),
+    _inv(
+        "INV-SURF-5",
+        "`sourceEventSeqs`, when present, is an array of distinct seqs of earlier events, non-empty except "
+        "on `assistant/message` (where empty means a known-empty stream).",
+        "Provenance must point backwards at real events, once each.",
+        C.SOURCES_INVALID,
+        C.SOURCES_EMPTY,
+        C.SOURCES_DUPLICATE,
+        C.SOURCES_NOT_EARLIER,
+    ),
+    _inv(
+        "INV-SURF-6",
+        "A replace cites every surface node it shadows in its `sourceEventSeqs`.",
+        "Nothing leaves the model's view without a record of what replaced it.",
+        C.SOURCES_MISSING_SHADOWED,
+    ),
+    _inv(
+        "INV-SURF-7",
+        "An append puts its seq at the tail of the surface and changes nothing else.",
+        "Appends are the common case and must be cheap and predictable.",
+    ),
+    _inv(
+        "INV-SURF-8",
+        "A replace removes exactly the nodes from `start` to `end` and puts its own seq in their place.",
+        "The replacement stands where the shadowed range stood, so order is preserved.",
+    ),
+    _inv(
+        "INV-SURF-9",
+        "Surface nodes are distinct seqs of surface-type events already in the log.",
+        "The surface is a view of the log, never a second copy of it.",
+    ),
+    _inv(
+        "INV-SURF-10",
+        "The replace generation starts at 0, never decreases, and grows by exactly one per committed replacement.",
+        "Caches of derived messages and cut balances detect non-append rewrites by it.",
+    ),
+    _inv(
+        "INV-SURF-11",
+        "A `tool/result` replace rewrites exactly one current `tool/result`, and the two differ only in "
+        "the content of the tool-result block.",
+        "A rewrite may shrink an output, never change which call it answers or whether it failed.",
+        C.TOOL_REWRITE_SPAN,
+        C.TOOL_REWRITE_TARGET,
+        C.TOOL_REWRITE_CHANGES,
+    ),
+    _inv(
+        "INV-SURF-12",
+        "`fold_surface` of a log equals the surface transition applied event by event, and reports each "
+        "replacement with its seq, declared range and the nodes it removed.",
+        "The full read and the incremental manager must never disagree.",
+    ),
+    _inv(
+        "INV-SURF-13",
+        "A shadowed node never returns to the surface.",
+        "Replacement is final; the log keeps the old event, the model never sees it again.",
+    ),
     # --- TRACE -------------------------------------------------------------------------------
-    _inv("INV-TRACE-1", "`turn/start` needs no open turn and numbers turns 1, 2, 3, … without gaps.",
-         "Turns never nest, and their numbers identify them across events.",
-         C.TURN_ALREADY_OPEN, C.TURN_NUMBER),
-    _inv("INV-TRACE-2", "`turn/end` names the open turn and needs no open step.",
-         "A turn closes its steps before it closes itself; repair writes them in that order.",
-         C.TURN_END_MISMATCH, C.STEP_STILL_OPEN),
-    _inv("INV-TRACE-3", "A `turn/end` reason is one of completed, aborted (with a cause), blocked, error (with message and "
-         "code), max-tokens or interrupted.",
-         "The reason decides how a resumed session continues; an unknown reason cannot be acted on.",
-         C.TURN_END_REASON_INVALID),
-    _inv("INV-TRACE-4", "`step/start` sits inside the open turn, needs no open step, and numbers steps 1, 2, … within each "
-         "turn.",
-         "Steps are the unit of one model call and its tools.",
-         C.STEP_OUTSIDE_TURN, C.STEP_ALREADY_OPEN, C.STEP_NUMBER),
-    _inv("INV-TRACE-5", "`step/end` names the open step of the open turn.",
-         "Brackets close in the order they opened.",
-         C.STEP_END_MISMATCH),
-    _inv("INV-TRACE-6", "Assistant chunks and messages, tool calls and appended tool results name the open turn and step.",
-         "Model output and tool traffic belong to exactly one step.",
-         C.EVENT_OUTSIDE_STEP),
-    _inv("INV-TRACE-7", "`todo/write`, `request/header`, `request/context` and tool-result rewrites sit inside an open "
-         "turn.",
-         "Turn-scoped bookkeeping belongs to the turn it happened in.",
-         C.EVENT_OUTSIDE_TURN),
-    _inv("INV-TRACE-8", "An appended `tool/result` answers a `tool/call` recorded earlier in the same step and not yet "
-         "answered, unless it is the synthetic result for a call that never started (`TOOL_NOT_STARTED`).",
-         "A result for a call that was never made is a fabricated tool outcome.",
-         C.TOOL_RESULT_UNPAIRED),
-    _inv("INV-TRACE-9", "Bracket and tool-call events carry exactly their members, with positive integer turn and step "
-         "numbers.",
-         "The trace rules read these numbers; a malformed one would make the check meaningless.",
-         C.TRACE_DATA_INVALID),
-    _inv("INV-TRACE-10", "The open turn and step are always the latest started ones, and a step is open only inside an "
-         "open turn.",
-         "This is the state the other trace rules rely on."),
+    _inv(
+        "INV-TRACE-1",
+        "`turn/start` needs no open turn and numbers turns 1, 2, 3, … without gaps.",
+        "Turns never nest, and their numbers identify them across events.",
+        C.TURN_ALREADY_OPEN,
+        C.TURN_NUMBER,
+    ),
+    _inv(
+        "INV-TRACE-2",
+        "`turn/end` names the open turn and needs no open step.",
+        "A turn closes its steps before it closes itself; repair writes them in that order.",
+        C.TURN_END_MISMATCH,
+        C.STEP_STILL_OPEN,
+    ),
+    _inv(
+        "INV-TRACE-3",
+        "A `turn/end` reason is one of completed, aborted (with a cause), blocked, error (with message and "
+        "code), max-tokens or interrupted.",
+        "The reason decides how a resumed session continues; an unknown reason cannot be acted on.",
+        C.TURN_END_REASON_INVALID,
+    ),
+    _inv(
+        "INV-TRACE-4",
+        "`step/start` sits inside the open turn, needs no open step, and numbers steps 1, 2, … within each turn.",
+        "Steps are the unit of one model call and its tools.",
+        C.STEP_OUTSIDE_TURN,
+        C.STEP_ALREADY_OPEN,
+        C.STEP_NUMBER,
+    ),
+    _inv(
+        "INV-TRACE-5",
+        "`step/end` names the open step of the open turn.",
+        "Brackets close in the order they opened.",
+        C.STEP_END_MISMATCH,
+    ),
+    _inv(
+        "INV-TRACE-6",
+        "Assistant chunks and messages, tool calls and appended tool results name the open turn and step.",
+        "Model output and tool traffic belong to exactly one step.",
+        C.EVENT_OUTSIDE_STEP,
+    ),
+    _inv(
+        "INV-TRACE-7",
+        "`todo/write`, `request/header`, `request/context` and tool-result rewrites sit inside an open turn.",
+        "Turn-scoped bookkeeping belongs to the turn it happened in.",
+        C.EVENT_OUTSIDE_TURN,
+    ),
+    _inv(
+        "INV-TRACE-8",
+        "An appended `tool/result` answers a `tool/call` recorded earlier in the same step and not yet "
+        "answered, unless it is the synthetic result for a call that never started (`TOOL_NOT_STARTED`).",
+        "A result for a call that was never made is a fabricated tool outcome.",
+        C.TOOL_RESULT_UNPAIRED,
+    ),
+    _inv(
+        "INV-TRACE-9",
+        "Bracket and tool-call events carry exactly their members, with positive integer turn and step numbers.",
+        "The trace rules read these numbers; a malformed one would make the check meaningless.",
+        C.TRACE_DATA_INVALID,
+    ),
+    _inv(
+        "INV-TRACE-10",
+        "The open turn and step are always the latest started ones, and a step is open only inside an open turn.",
+        "This is the state the other trace rules rely on.",
+    ),
     # --- HDR ---------------------------------------------------------------------------------
-    _inv("INV-HDR-1", "`request/header` data is `{header, reason, startsSeries?: true}`, and its header has only `config`, "
-         "`adapterDefaults`, `system` (a string) and `tools` (objects with distinct names).",
-         "A full snapshot is the whole request envelope and nothing else; no deltas, no message prefix.",
-         C.HEADER_INVALID),
-    _inv("INV-HDR-2", "Every header snapshot is pinned: `config` names a non-empty provider and model.",
-         "Replaying a request must reach the same model, not whatever is configured today.",
-         C.HEADER_NOT_PINNED),
-    _inv("INV-HDR-3", "`adapterDefaults` marks only `reasoningEffort` and/or `maxTokens`, each as `true`, each for a config "
-         "field that is present.",
-         "The marker records that a value came from the adapter's default, so the value itself must be there.",
-         C.HEADER_ADAPTER_DEFAULTS_INVALID),
-    _inv("INV-HDR-4", "A snapshot's reason is `initial`, `resume`, `change` or `series`.",
-         "The reasons are the writer rule's vocabulary; anything else was written by a different rule.",
-         C.HEADER_REASON_INVALID),
-    _inv("INV-HDR-5", "Stored snapshots are canonical: no empty `system`, no empty `tools`, no `adapterDefaults` without a "
-         "marker.",
-         "One representation per header, so equal headers are stored identically.",
-         C.HEADER_NOT_CANONICAL),
-    _inv("INV-HDR-6", "Canonicalisation is idempotent and drops exactly the empty system, the empty tool list and a "
-         "marker-free adapterDefaults.",
-         "Canonical form is a normal form: applying it twice changes nothing."),
-    _inv("INV-HDR-7", "Header equality is reflexive and symmetric, ignores the difference between a header and its "
-         "canonical form, and compares JSON values (key order does not matter).",
-         "The writer rule's `change` decision depends on it."),
-    _inv("INV-HDR-8", "The reconstructed request header is the canonical form of the latest snapshot in the log, and the "
-         "incrementally tracked header always equals it.",
-         "Reconstruction needs no deltas: the latest full snapshot is the header in force."),
-    _inv("INV-HDR-9", "The first request of a loop instance writes a snapshot: `initial` on a log without one, `resume` "
-         "otherwise, even when unchanged.",
-         "Every loop instance anchors what it sends, so a resumed session records its header again."),
-    _inv("INV-HDR-10", "A later request whose header differs from the latest snapshot writes `change`, flagged "
-         "`startsSeries` exactly when a series begins (declared, or after a surface replacement).",
-         "The log must show every header actually sent."),
-    _inv("INV-HDR-11", "A later request with an unchanged header writes `series` when a series begins and nothing "
-         "otherwise.",
-         "Ordinary turns, steps and retries inherit the latest snapshot; a series start is still recorded."),
-    _inv("INV-HDR-12", "After the writer's decision is applied, the reconstructed header equals the assembled header of "
-         "the request.",
-         "Reconstruction from the log gives exactly what was sent."),
+    _inv(
+        "INV-HDR-1",
+        "`request/header` data is `{header, reason, startsSeries?: true}`, and its header has only `config`, "
+        "`adapterDefaults`, `system` (a string) and `tools` (objects with distinct names).",
+        "A full snapshot is the whole request envelope and nothing else; no deltas, no message prefix.",
+        C.HEADER_INVALID,
+    ),
+    _inv(
+        "INV-HDR-2",
+        "Every header snapshot is pinned: `config` names a non-empty provider and model.",
+        "Replaying a request must reach the same model, not whatever is configured today.",
+        C.HEADER_NOT_PINNED,
+    ),
+    _inv(
+        "INV-HDR-3",
+        "`adapterDefaults` marks only `reasoningEffort` and/or `maxTokens`, each as `true`, each for a config "
+        "field that is present.",
+        "The marker records that a value came from the adapter's default, so the value itself must be there.",
+        C.HEADER_ADAPTER_DEFAULTS_INVALID,
+    ),
+    _inv(
+        "INV-HDR-4",
+        "A snapshot's reason is `initial`, `resume`, `change` or `series`.",
+        "The reasons are the writer rule's vocabulary; anything else was written by a different rule.",
+        C.HEADER_REASON_INVALID,
+    ),
+    _inv(
+        "INV-HDR-5",
+        "Stored snapshots are canonical: no empty `system`, no empty `tools`, no `adapterDefaults` without a marker.",
+        "One representation per header, so equal headers are stored identically.",
+        C.HEADER_NOT_CANONICAL,
+    ),
+    _inv(
+        "INV-HDR-6",
+        "Canonicalisation is idempotent and drops exactly the empty system, the empty tool list and a "
+        "marker-free adapterDefaults.",
+        "Canonical form is a normal form: applying it twice changes nothing.",
+    ),
+    _inv(
+        "INV-HDR-7",
+        "Header equality is reflexive and symmetric, ignores the difference between a header and its "
+        "canonical form, and compares JSON values (key order does not matter).",
+        "The writer rule's `change` decision depends on it.",
+    ),
+    _inv(
+        "INV-HDR-8",
+        "The reconstructed request header is the canonical form of the latest snapshot in the log, and the "
+        "incrementally tracked header always equals it.",
+        "Reconstruction needs no deltas: the latest full snapshot is the header in force.",
+    ),
+    _inv(
+        "INV-HDR-9",
+        "The first request of a loop instance writes a snapshot: `initial` on a log without one, `resume` "
+        "otherwise, even when unchanged.",
+        "Every loop instance anchors what it sends, so a resumed session records its header again.",
+    ),
+    _inv(
+        "INV-HDR-10",
+        "A later request whose header differs from the latest snapshot writes `change`, flagged "
+        "`startsSeries` exactly when a series begins (declared, or after a surface replacement).",
+        "The log must show every header actually sent.",
+    ),
+    _inv(
+        "INV-HDR-11",
+        "A later request with an unchanged header writes `series` when a series begins and nothing otherwise.",
+        "Ordinary turns, steps and retries inherit the latest snapshot; a series start is still recorded.",
+    ),
+    _inv(
+        "INV-HDR-12",
+        "After the writer's decision is applied, the reconstructed header equals the assembled header of the request.",
+        "Reconstruction from the log gives exactly what was sent.",
+    ),
     # --- REPAIR ------------------------------------------------------------------------------
-    _inv("INV-REPAIR-1", "Repair writes nothing when no turn is open at the end of the log.",
-         "A balanced log is already complete."),
-    _inv("INV-REPAIR-2", "The closers for an open turn are, in order: one error `tool/result` per pending call, `step/end` "
-         "if a step is open, and `turn/end` with reason `interrupted`.",
-         "The order mirrors a clean shutdown, so the repaired trace is valid."),
-    _inv("INV-REPAIR-3", "A closer `tool/result` cites the `tool/call` seq and reports `TOOL_OUTCOME_UNKNOWN` when the call "
-         "was recorded as started, and reports `TOOL_NOT_STARTED` with no sources otherwise.",
-         "The model must know whether a side effect may already have happened."),
-    _inv("INV-REPAIR-4", "Closers continue the seqs from the log's length and reuse the last event's time.",
-         "Repair is deterministic: the same crashed log always gets the same bytes."),
-    _inv("INV-REPAIR-5", "A repaired log is a valid v1 log, and repairing it again adds nothing.",
-         "Repair runs on every load; it must converge after one application."),
+    _inv(
+        "INV-REPAIR-1", "Repair writes nothing when no turn is open at the end of the log.", "A balanced log is already complete."
+    ),
+    _inv(
+        "INV-REPAIR-2",
+        "The closers for an open turn are, in order: one error `tool/result` per pending call, `step/end` "
+        "if a step is open, and `turn/end` with reason `interrupted`.",
+        "The order mirrors a clean shutdown, so the repaired trace is valid.",
+    ),
+    _inv(
+        "INV-REPAIR-3",
+        "A closer `tool/result` cites the `tool/call` seq and reports `TOOL_OUTCOME_UNKNOWN` when the call "
+        "was recorded as started, and reports `TOOL_NOT_STARTED` with no sources otherwise.",
+        "The model must know whether a side effect may already have happened.",
+    ),
+    _inv(
+        "INV-REPAIR-4",
+        "Closers continue the seqs from the log's length and reuse the last event's time.",
+        "Repair is deterministic: the same crashed log always gets the same bytes.",
+    ),
+    _inv(
+        "INV-REPAIR-5",
+        "A repaired log is a valid v1 log, and repairing it again adds nothing.",
+        "Repair runs on every load; it must converge after one application.",
+    ),
     # --- COMPACT -----------------------------------------------------------------------------
-    _inv("INV-COMPACT-1", "Walking the surface from head to tail, the count of pending tool calls never goes negative.",
-         "A result the model sees without its call is rejected by providers.",
-         C.TOOL_PAIRING_NEGATIVE),
-    _inv("INV-COMPACT-2", "A surface of N nodes has N + 1 cuts; the cut before the head is balanced.",
-         "Cuts are where compaction may begin or end."),
-    _inv("INV-COMPACT-3", "A replacement other than a tool-result rewrite covers a legal range: the cuts before `start` and "
-         "after `end` are both balanced, and the replacement adds no tool calls of its own.",
-         "No range may separate a tool call from its result.",
-         C.REPLACE_SPLITS_TOOL_PAIR),
-    _inv("INV-COMPACT-4", "The per-cut balance cache always equals the balance recomputed from scratch.",
-         "The cache is an optimisation; it may never change an answer."),
-    _inv("INV-COMPACT-5", "Asking for the balance around a seq that is not on the surface is refused.",
-         "A cut is defined only between current nodes.",
-         C.NOT_ON_SURFACE),
-    _inv("INV-COMPACT-6", "The session's tracked count of pending calls equals the balance at the last cut.",
-         "Appends check pairing against this count instead of rescanning the surface."),
+    _inv(
+        "INV-COMPACT-1",
+        "Walking the surface from head to tail, the count of pending tool calls never goes negative.",
+        "A result the model sees without its call is rejected by providers.",
+        C.TOOL_PAIRING_NEGATIVE,
+    ),
+    _inv(
+        "INV-COMPACT-2",
+        "A surface of N nodes has N + 1 cuts; the cut before the head is balanced.",
+        "Cuts are where compaction may begin or end.",
+    ),
+    _inv(
+        "INV-COMPACT-3",
+        "A replacement other than a tool-result rewrite covers a legal range: the cuts before `start` and "
+        "after `end` are both balanced, and the replacement adds no tool calls of its own.",
+        "No range may separate a tool call from its result.",
+        C.REPLACE_SPLITS_TOOL_PAIR,
+    ),
+    _inv(
+        "INV-COMPACT-4",
+        "The per-cut balance cache always equals the balance recomputed from scratch.",
+        "The cache is an optimisation; it may never change an answer.",
+    ),
+    _inv(
+        "INV-COMPACT-5",
+        "Asking for the balance around a seq that is not on the surface is refused.",
+        "A cut is defined only between current nodes.",
+        C.NOT_ON_SURFACE,
+    ),
+    _inv(
+        "INV-COMPACT-6",
+        "The session's tracked count of pending calls equals the balance at the last cut.",
+        "Appends check pairing against this count instead of rescanning the surface.",
+    ),
     # --- JSONL -------------------------------------------------------------------------------
-    _inv("INV-JSONL-1", "A stored log starts with a complete header line `{type: \"session\", version, id, createdAt, …}` "
-         "with only known members.",
-         "The header says which format the rest is in before anything else is read.",
-         C.JSONL_HEADER_MISSING, C.JSONL_HEADER_INVALID),
-    _inv("INV-JSONL-2", "Decoding what was encoded gives back the same header and events.",
-         "Save and load are inverse; nothing is lost on disk."),
-    _inv("INV-JSONL-3", "A final segment without its newline is a torn write and is dropped; nothing else is.",
-         "A crash can only tear the last write; everything before it was complete."),
-    _inv("INV-JSONL-4", "Any complete line that is not one strict JSON object (no BOM, no CR, no duplicate keys, no "
-         "NaN/Infinity) refuses the whole log, naming the line.",
-         "Damage before the tail is corruption, not a crash; guessing past it would lose data silently.",
-         C.JSONL_MALFORMED_LINE),
-    _inv("INV-JSONL-5", "A loaded log is contiguous from seq 0; a gap or a duplicated line refuses it, naming the line.",
-         "Committed history must be whole.",
-         C.SEQ_NOT_CONTIGUOUS),
-    _inv("INV-JSONL-6", "A loaded log holds only known types or ignorable events; an unknown ignorable event is kept, "
-         "not dropped.",
-         "An older reader may skip what it does not understand only when the writer said so."),
-    _inv("INV-JSONL-7", "Only format version 1 is read directly; version 0 goes through the v0-to-v1 edge; any other "
-         "version is refused.",
-         "A reader never interprets a format it does not know.",
-         C.FORMAT_VERSION_UNSUPPORTED),
-    _inv("INV-JSONL-8", "Loading closes a crash-orphaned turn once: loading the saved result again adds no closers and "
-         "gives the same session.",
-         "Repair on load is durable and idempotent."),
+    _inv(
+        "INV-JSONL-1",
+        'A stored log starts with a complete header line `{type: "session", version, id, createdAt, …}` with only known members.',
+        "The header says which format the rest is in before anything else is read.",
+        C.JSONL_HEADER_MISSING,
+        C.JSONL_HEADER_INVALID,
+    ),
+    _inv(
+        "INV-JSONL-2",
+        "Decoding what was encoded gives back the same header and events.",
+        "Save and load are inverse; nothing is lost on disk.",
+    ),
+    _inv(
+        "INV-JSONL-3",
+        "A final segment without its newline is a torn write and is dropped; nothing else is.",
+        "A crash can only tear the last write; everything before it was complete.",
+    ),
+    _inv(
+        "INV-JSONL-4",
+        "Any complete line that is not one strict JSON object (no BOM, no CR, no duplicate keys, no "
+        "NaN/Infinity) refuses the whole log, naming the line.",
+        "Damage before the tail is corruption, not a crash; guessing past it would lose data silently.",
+        C.JSONL_MALFORMED_LINE,
+    ),
+    _inv(
+        "INV-JSONL-5",
+        "A loaded log is contiguous from seq 0; a gap or a duplicated line refuses it, naming the line.",
+        "Committed history must be whole.",
+        C.SEQ_NOT_CONTIGUOUS,
+    ),
+    _inv(
+        "INV-JSONL-6",
+        "A loaded log holds only known types or ignorable events; an unknown ignorable event is kept, not dropped.",
+        "An older reader may skip what it does not understand only when the writer said so.",
+    ),
+    _inv(
+        "INV-JSONL-7",
+        "Only format version 1 is read directly; version 0 goes through the v0-to-v1 edge; any other version is refused.",
+        "A reader never interprets a format it does not know.",
+        C.FORMAT_VERSION_UNSUPPORTED,
+    ),
+    _inv(
+        "INV-JSONL-8",
+        "Loading closes a crash-orphaned turn once: loading the saved result again adds no closers and gives the same session.",
+        "Repair on load is durable and idempotent.",
+    ),
     # --- LEGACY ------------------------------------------------------------------------------
-    _inv("INV-LEGACY-1", "`request/header-delta` events are refused, by the edge and by v1 seed, append and load.",
-         "Header deltas were removed from the format; v1 keeps full snapshots only.",
-         C.LEGACY_HEADER_DELTA),
-    _inv("INV-LEGACY-2", "A `request/header` with reason `fallback` is refused, by the edge and by v1 validation.",
-         "`fallback` belonged to the delta codec; without deltas it has no meaning.",
-         C.LEGACY_FALLBACK_REASON),
-    _inv("INV-LEGACY-3", "`mode/set` events are refused, by the edge and by v1 validation.",
-         "Its meaning moved into request headers and cannot be reconstructed losslessly.",
-         C.LEGACY_MODE_SET),
-    _inv("INV-LEGACY-4", "A v0 log with a type outside the frozen v0 inventory is refused, even when ignorable.",
-         "The edge converts only what it knows; it cannot vouch for anything else.",
-         C.LEGACY_UNKNOWN_TYPE),
-    _inv("INV-LEGACY-5", "The edge changes events only by the enumerated lossless normalisations N1–N7; seqs, times and "
-         "order are kept.",
-         "Every change the edge makes is listed and reversible in meaning."),
-    _inv("INV-LEGACY-6", "The edge's output always validates as v1.",
-         "No v1 session is ever built from a log the edge let through half-converted."),
-    _inv("INV-LEGACY-7", "The edge is a fixed point: applied to its own output it changes nothing.",
-         "Upgrading twice is the same as upgrading once."),
-    _inv("INV-LEGACY-8", "The edge's output holds no legacy form: no `steering/message`, `compact/*`, `messagePrefix`, "
-         "`turn/start.trigger`, or legacy turn-end reason.",
-         "Legacy forms are known in one place only."),
+    _inv(
+        "INV-LEGACY-1",
+        "`request/header-delta` events are refused, by the edge and by v1 seed, append and load.",
+        "Header deltas were removed from the format; v1 keeps full snapshots only.",
+        C.LEGACY_HEADER_DELTA,
+    ),
+    _inv(
+        "INV-LEGACY-2",
+        "A `request/header` with reason `fallback` is refused, by the edge and by v1 validation.",
+        "`fallback` belonged to the delta codec; without deltas it has no meaning.",
+        C.LEGACY_FALLBACK_REASON,
+    ),
+    _inv(
+        "INV-LEGACY-3",
+        "`mode/set` events are refused, by the edge and by v1 validation.",
+        "Its meaning moved into request headers and cannot be reconstructed losslessly.",
+        C.LEGACY_MODE_SET,
+    ),
+    _inv(
+        "INV-LEGACY-4",
+        "A v0 log with a type outside the frozen v0 inventory is refused, even when ignorable.",
+        "The edge converts only what it knows; it cannot vouch for anything else.",
+        C.LEGACY_UNKNOWN_TYPE,
+    ),
+    _inv(
+        "INV-LEGACY-5",
+        "The edge changes events only by the enumerated lossless normalisations N1–N7; seqs, times and order are kept.",
+        "Every change the edge makes is listed and reversible in meaning.",
+    ),
+    _inv(
+        "INV-LEGACY-6",
+        "The edge's output always validates as v1.",
+        "No v1 session is ever built from a log the edge let through half-converted.",
+    ),
+    _inv(
+        "INV-LEGACY-7",
+        "The edge is a fixed point: applied to its own output it changes nothing.",
+        "Upgrading twice is the same as upgrading once.",
+    ),
+    _inv(
+        "INV-LEGACY-8",
+        "The edge's output holds no legacy form: no `steering/message`, `compact/*`, `messagePrefix`, "
+        "`turn/start.trigger`, or legacy turn-end reason.",
+        "Legacy forms are known in one place only.",
+    ),
 )
 
 BY_ID: dict[str, Invariant] = {inv.id: inv for inv in INVARIANTS}

@@ -8,7 +8,8 @@ import icontract
 
 from model import compaction as _compaction
 from model.compaction import CutCache
-from model.event import Event
+from model.event import Event, Replace
+from model.messages import tool_call_ids
 from model.surface import Surface
 from model.violation import Code, Violation
 from spec.contracts import ENABLED
@@ -19,26 +20,24 @@ def _counts(nodes: Sequence[int], log: Sequence[Event]) -> list[int]:
     counts = [0]
     for seq in nodes:
         event = log[seq]
-        delta = -1 if event.type == "tool/result" else len(_compaction.tool_call_ids(event))
+        delta = -1 if event.type == "tool/result" else len(tool_call_ids(event))
         counts.append(counts[-1] + delta)
     return counts
 
 
 @icontract.ensure(
-    lambda nodes, log, result: not accepted(result) or (len(result) == len(nodes) + 1 and min(result) >= 0),  # type: ignore[arg-type]
+    lambda nodes, log, result: not accepted(result) or (len(result) == len(nodes) + 1 and min(result) >= 0),
     "INV-COMPACT-1",
     enabled=ENABLED,
 )
-@icontract.ensure(
-    lambda nodes, log, result: accepted(result) or min(_counts(nodes, log)) < 0, "INV-COMPACT-1", enabled=ENABLED
-)
+@icontract.ensure(lambda nodes, log, result: accepted(result) or min(_counts(nodes, log)) < 0, "INV-COMPACT-1", enabled=ENABLED)
 def running_counts(nodes: Sequence[int], log: Sequence[Event]) -> tuple[int, ...] | Violation:
     """The pending-call count at every cut."""
     return _compaction.running_counts(nodes, log)
 
 
 @icontract.ensure(
-    lambda nodes, result: not accepted(result) or (len(result) == len(nodes) + 1 and result[0]),  # type: ignore[arg-type,index]
+    lambda nodes, result: not accepted(result) or (len(result) == len(nodes) + 1 and result[0]),
     "INV-COMPACT-2",
     enabled=ENABLED,
 )
@@ -58,7 +57,7 @@ def ranges_have_balanced_bounds(nodes: Sequence[int], log: Sequence[Event], resu
 
 
 @icontract.ensure(
-    lambda nodes, log, result: not accepted(result) or ranges_have_balanced_bounds(nodes, log, result),  # type: ignore[arg-type]
+    lambda nodes, log, result: not accepted(result) or ranges_have_balanced_bounds(nodes, log, result),
     "INV-COMPACT-3",
     enabled=ENABLED,
 )
@@ -68,7 +67,7 @@ def legal_ranges(nodes: Sequence[int], log: Sequence[Event]) -> tuple[tuple[int,
 
 
 @icontract.ensure(
-    lambda surface, log, result: not accepted(result) or list(result.counts) == _counts(surface.nodes, log),  # type: ignore[union-attr]
+    lambda surface, log, result: not accepted(result) or list(result.counts) == _counts(surface.nodes, log),
     "INV-COMPACT-4",
     enabled=ENABLED,
 )
@@ -92,11 +91,9 @@ def pending_is_tail_balance(nodes: Sequence[int], log: Sequence[Event], pending:
 
 def replace_was_legal(before_nodes: Sequence[int], log: Sequence[Event], event: Event) -> bool:
     """INV-COMPACT-3 on a session: an accepted non-rewrite replace covered a legal range."""
-    from model.event import Replace
-
     op = event.surface_op
     if not isinstance(op, Replace) or event.type == "tool/result":
         return True
     counts = _counts(before_nodes, log)
     i, j = list(before_nodes).index(op.start), list(before_nodes).index(op.end)
-    return counts[i] == 0 and counts[j + 1] == 0 and len(_compaction.tool_call_ids(event)) == 0
+    return counts[i] == 0 and counts[j + 1] == 0 and len(tool_call_ids(event)) == 0

@@ -9,7 +9,7 @@ import icontract
 from model import header as _header
 from model.event import Event
 from model.header import HeaderDecision, InstanceFacts, Reason
-from model.json_value import JsonObject, JsonValue, json_equal
+from model.json_value import JsonObject, JsonValue, as_object, json_equal
 from model.session import SessionState
 from model.violation import Violation
 from spec.contracts import ENABLED
@@ -118,8 +118,10 @@ def latest_snapshot(events: Iterable[Event]) -> JsonObject | None:
 
 
 @icontract.ensure(
-    lambda events, start, result: (result is None and latest_snapshot(events) is None and start is None)
-    or (result is not None and json_equal(result, _header.canonical_header(latest_snapshot(events) or start or {}))),
+    lambda events, start, result: (
+        (result is None and latest_snapshot(events) is None and start is None)
+        or (result is not None and json_equal(result, _header.canonical_header(latest_snapshot(events) or start or {})))
+    ),
     "INV-HDR-8",
     enabled=ENABLED,
 )
@@ -168,12 +170,10 @@ def unchanged_writes_series_or_nothing(
     return result is None
 
 
-def decision_reconstructs_assembled(
-    latest: JsonObject | None, assembled: JsonObject, result: HeaderDecision | None
-) -> bool:
+def decision_reconstructs_assembled(latest: JsonObject | None, assembled: JsonObject, result: HeaderDecision | None) -> bool:
     """INV-HDR-12."""
-    in_force = latest if result is None else _header.header_event_data(result, assembled)["header"]
-    return in_force is not None and _header.header_equals(in_force, assembled)  # type: ignore[arg-type]
+    in_force = latest if result is None else as_object(_header.header_event_data(result, assembled)["header"])
+    return in_force is not None and _header.header_equals(in_force, assembled)
 
 
 @icontract.ensure(lambda latest, facts, result: first_request_anchors(latest, facts, result), "INV-HDR-9", enabled=ENABLED)
@@ -188,8 +188,6 @@ def decision_reconstructs_assembled(
 @icontract.ensure(
     lambda latest, assembled, result: decision_reconstructs_assembled(latest, assembled, result), "INV-HDR-12", enabled=ENABLED
 )
-def decide_request_header(
-    latest: JsonObject | None, assembled: JsonObject, facts: InstanceFacts
-) -> HeaderDecision | None:
+def decide_request_header(latest: JsonObject | None, assembled: JsonObject, facts: InstanceFacts) -> HeaderDecision | None:
     """The writer decision rule."""
     return _header.decide_request_header(latest, assembled, facts)

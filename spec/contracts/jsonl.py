@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import icontract
 
@@ -31,14 +31,22 @@ def only_torn_tail_dropped(text: str, result: DecodedLog) -> bool:
     return len(result.events) == complete - 1 and result.dropped_torn_tail == (tail != "")
 
 
+def _recording(pairs: list[list[tuple[str, object]]]) -> Callable[[list[tuple[str, object]]], dict[str, object]]:
+    def hook(p: list[tuple[str, object]]) -> dict[str, object]:
+        pairs.append(p)
+        return dict(p)
+
+    return hook
+
+
 def complete_lines_are_objects(text: str) -> bool:
     """INV-JSONL-4: a strict reading of every complete line gives one JSON object."""
     for line in text.split("\n")[:-1]:
         if line.startswith("\ufeff") or "\r" in line:
             return False
+        pairs: list[list[tuple[str, object]]] = []
         try:
-            pairs: list[list[tuple[str, object]]] = []
-            value = json.loads(line, object_pairs_hook=lambda p: pairs.append(p) or dict(p))
+            value = json.loads(line, object_pairs_hook=_recording(pairs))
         except ValueError:
             return False
         if not isinstance(value, dict) or any(len({k for k, _ in p}) != len(p) for p in pairs):
@@ -52,9 +60,11 @@ def complete_lines_are_objects(text: str) -> bool:
     return True
 
 
-@icontract.ensure(lambda result: not accepted(result) or header_line_is_session(result), "INV-JSONL-1", enabled=ENABLED)  # type: ignore[arg-type]
+@icontract.ensure(lambda result: not accepted(result) or header_line_is_session(result), "INV-JSONL-1", enabled=ENABLED)
 @icontract.ensure(
-    lambda text, result: not accepted(result) or only_torn_tail_dropped(text, result), "INV-JSONL-3", enabled=ENABLED  # type: ignore[arg-type]
+    lambda text, result: not accepted(result) or only_torn_tail_dropped(text, result),
+    "INV-JSONL-3",
+    enabled=ENABLED,
 )
 @icontract.ensure(lambda text, result: not accepted(result) or complete_lines_are_objects(text), "INV-JSONL-4", enabled=ENABLED)
 def decode_jsonl(text: str) -> DecodedLog | Violation:
@@ -113,14 +123,14 @@ def reload_is_stable(result: LoadedSession) -> bool:
     return isinstance(again, LoadedSession) and again.closers == () and again.state == result.state
 
 
-@icontract.ensure(lambda result: not accepted(result) or loaded_is_contiguous(result), "INV-JSONL-5", enabled=ENABLED)  # type: ignore[arg-type]
+@icontract.ensure(lambda result: not accepted(result) or loaded_is_contiguous(result), "INV-JSONL-5", enabled=ENABLED)
 @icontract.ensure(
-    lambda text, result: not accepted(result) or loaded_types_are_known_or_ignorable(text, result),  # type: ignore[arg-type]
+    lambda text, result: not accepted(result) or loaded_types_are_known_or_ignorable(text, result),
     "INV-JSONL-6",
     enabled=ENABLED,
 )
-@icontract.ensure(lambda result: not accepted(result) or version_is_current(result), "INV-JSONL-7", enabled=ENABLED)  # type: ignore[arg-type]
-@icontract.ensure(lambda result: not accepted(result) or reload_is_stable(result), "INV-JSONL-8", enabled=ENABLED)  # type: ignore[arg-type]
+@icontract.ensure(lambda result: not accepted(result) or version_is_current(result), "INV-JSONL-7", enabled=ENABLED)
+@icontract.ensure(lambda result: not accepted(result) or reload_is_stable(result), "INV-JSONL-8", enabled=ENABLED)
 def load_session(text: str) -> LoadedSession | Violation:
     """Read a stored log as a repaired v1 session."""
     return _load.load_session(text)

@@ -27,11 +27,14 @@ def no_header_delta(log: StoredLog) -> bool:
     return "request/header-delta" not in _types(log)
 
 
+def _reason(data: object) -> object:
+    return data.get("reason") if isinstance(data, Mapping) else None
+
+
 def no_fallback(log: StoredLog) -> bool:
     """INV-LEGACY-2."""
     return not any(
-        isinstance(e, Mapping) and e.get("type") == "request/header" and isinstance(e.get("data"), Mapping)
-        and e["data"].get("reason") == "fallback"
+        isinstance(e, Mapping) and e.get("type") == "request/header" and _reason(e.get("data")) == "fallback"
         for e in log.events
     )
 
@@ -80,7 +83,8 @@ def no_legacy_forms(result: StoredLog) -> bool:
             continue
         if type_ == "turn/start" and "trigger" in data:
             return False
-        if type_ == "request/header" and isinstance(data.get("header"), Mapping) and "messagePrefix" in data["header"]:
+        header = data.get("header")
+        if type_ == "request/header" and isinstance(header, Mapping) and "messagePrefix" in header:
             return False
         reason = data.get("reason")
         if type_ == "turn/end" and isinstance(reason, Mapping) and reason.get("kind") == "disposed":
@@ -93,11 +97,13 @@ def no_legacy_forms(result: StoredLog) -> bool:
 @icontract.ensure(lambda log, result: not accepted(result) or no_mode_set(log), "INV-LEGACY-3", enabled=ENABLED)
 @icontract.ensure(lambda log, result: not accepted(result) or inventory_only(log), "INV-LEGACY-4", enabled=ENABLED)
 @icontract.ensure(
-    lambda log, result: not accepted(result) or only_enumerated_changes(log, result), "INV-LEGACY-5", enabled=ENABLED  # type: ignore[arg-type]
+    lambda log, result: not accepted(result) or only_enumerated_changes(log, result),
+    "INV-LEGACY-5",
+    enabled=ENABLED,
 )
-@icontract.ensure(lambda result: not accepted(result) or output_is_v1(result), "INV-LEGACY-6", enabled=ENABLED)  # type: ignore[arg-type]
-@icontract.ensure(lambda result: not accepted(result) or fixed_point(result), "INV-LEGACY-7", enabled=ENABLED)  # type: ignore[arg-type]
-@icontract.ensure(lambda result: not accepted(result) or no_legacy_forms(result), "INV-LEGACY-8", enabled=ENABLED)  # type: ignore[arg-type]
+@icontract.ensure(lambda result: not accepted(result) or output_is_v1(result), "INV-LEGACY-6", enabled=ENABLED)
+@icontract.ensure(lambda result: not accepted(result) or fixed_point(result), "INV-LEGACY-7", enabled=ENABLED)
+@icontract.ensure(lambda result: not accepted(result) or no_legacy_forms(result), "INV-LEGACY-8", enabled=ENABLED)
 def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
     """Run the v0-to-v1 edge on a whole stored log."""
     return _legacy.upgrade_v0(log)

@@ -114,8 +114,11 @@ def assistant_source_is_model(result: SessionState) -> bool:
         return True
     message = last.data["message"]
     source = message.get("source") if isinstance(message, Mapping) else None
-    return isinstance(source, Mapping) and source.get("kind") == "model" and bool(source.get("provider")) and bool(
-        source.get("model")
+    return (
+        isinstance(source, Mapping)
+        and source.get("kind") == "model"
+        and bool(source.get("provider"))
+        and bool(source.get("model"))
     )
 
 

@@ -9,6 +9,7 @@ import icontract
 from model import event as _event
 from model import surface as _surface
 from model.event import SURFACE_TYPES, Append, Event, Replace, SurfaceOp
+from model.json_value import json_equal
 from model.surface import FoldedSurface, Surface
 from model.violation import Violation
 from spec.contracts import ENABLED
@@ -116,14 +117,14 @@ def rewrite_changes_content_only(surface: Surface, log: Sequence[Event], event: 
     shadowed = _shadowed(surface, event)
     if len(shadowed) != 1 or log[shadowed[0]].type != "tool/result":
         return False
-    from model.json_value import json_equal
-
     return json_equal(_blank(log[shadowed[0]].data), _blank(event.data))
 
 
 @icontract.require(lambda surface: len(set(surface.nodes)) == len(surface.nodes), "surface nodes are distinct", enabled=ENABLED)
 @icontract.require(lambda surface, log: all(n < len(log) for n in surface.nodes), "surface nodes are in the log", enabled=ENABLED)
-@icontract.ensure(lambda event, result: not accepted(result) or metadata_only_on_surface_types(event), "INV-SURF-1", enabled=ENABLED)
+@icontract.ensure(
+    lambda event, result: not accepted(result) or metadata_only_on_surface_types(event), "INV-SURF-1", enabled=ENABLED
+)
 @icontract.ensure(lambda event, result: not accepted(result) or surface_types_carry_op(event), "INV-SURF-2", enabled=ENABLED)
 @icontract.ensure(
     lambda surface, event, result: not accepted(result) or range_is_on_surface(surface, event), "INV-SURF-4", enabled=ENABLED
@@ -161,7 +162,9 @@ def surface_transition(surface: Surface, log: Sequence[Event], event: Event) -> 
 
 
 @icontract.ensure(
-    lambda raw, result: not accepted(result) or op_has_one_spelling(raw, result), "INV-SURF-3", enabled=ENABLED  # type: ignore[arg-type]
+    lambda raw, result: not accepted(result) or op_has_one_spelling(raw, result),
+    "INV-SURF-3",
+    enabled=ENABLED,
 )
 def decode_surface_op(raw: object) -> SurfaceOp | Violation:
     """Decode a raw ``surfaceOp``."""
@@ -200,8 +203,9 @@ def fold_surface(events: Sequence[Event]) -> FoldedSurface | Violation:
 
 @icontract.require(lambda start, end: start >= 0 and end >= 0, "range endpoints are seqs", enabled=ENABLED)
 @icontract.ensure(
-    lambda nodes, start, end, result: not accepted(result)
-    or (nodes[result[0]] == start and nodes[result[1]] == end and result[0] <= result[1]),  # type: ignore[index]
+    lambda nodes, start, end, result: (
+        not accepted(result) or (nodes[result[0]] == start and nodes[result[1]] == end and result[0] <= result[1])
+    ),
     "INV-SURF-4",
     enabled=ENABLED,
 )
@@ -211,17 +215,21 @@ def replacement_range(nodes: tuple[int, ...], start: int, end: int) -> tuple[int
 
 
 @icontract.ensure(
-    lambda event_type, seq, sources, result: result is not None
-    or sources is None
-    or (len(set(sources)) == len(sources) and all(s < seq for s in sources) and (bool(sources) or event_type == "assistant/message")),
+    lambda event_type, seq, sources, result: (
+        result is not None
+        or sources is None
+        or (
+            len(set(sources)) == len(sources)
+            and all(s < seq for s in sources)
+            and (bool(sources) or event_type == "assistant/message")
+        )
+    ),
     "INV-SURF-5",
     enabled=ENABLED,
 )
 @icontract.ensure(
     lambda sources, shadowed, result: result is not None or set(shadowed) <= set(sources or ()), "INV-SURF-6", enabled=ENABLED
 )
-def provenance_problem(
-    event_type: str, seq: int, sources: tuple[int, ...] | None, shadowed: tuple[int, ...]
-) -> Violation | None:
+def provenance_problem(event_type: str, seq: int, sources: tuple[int, ...] | None, shadowed: tuple[int, ...]) -> Violation | None:
     """Whether ``sourceEventSeqs`` cite distinct earlier events, including every shadowed node."""
     return _surface.provenance_problem(event_type, seq, sources, shadowed)

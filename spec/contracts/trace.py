@@ -86,11 +86,15 @@ def brackets_are_consistent(result: TraceState) -> bool:
 
 
 @icontract.require(lambda state: brackets_are_consistent(state), "INV-TRACE-10", enabled=ENABLED)
-@icontract.ensure(lambda state, event, result: not accepted(result) or turn_start_is_next(state, event), "INV-TRACE-1", enabled=ENABLED)
+@icontract.ensure(
+    lambda state, event, result: not accepted(result) or turn_start_is_next(state, event), "INV-TRACE-1", enabled=ENABLED
+)
 @icontract.ensure(
     lambda state, event, result: not accepted(result) or turn_end_closes_open_turn(state, event), "INV-TRACE-2", enabled=ENABLED
 )
-@icontract.ensure(lambda state, event, result: not accepted(result) or step_start_is_next(state, event), "INV-TRACE-4", enabled=ENABLED)
+@icontract.ensure(
+    lambda state, event, result: not accepted(result) or step_start_is_next(state, event), "INV-TRACE-4", enabled=ENABLED
+)
 @icontract.ensure(
     lambda state, event, result: not accepted(result) or step_end_closes_open_step(state, event), "INV-TRACE-5", enabled=ENABLED
 )
@@ -101,7 +105,9 @@ def brackets_are_consistent(result: TraceState) -> bool:
     lambda state, event, result: not accepted(result) or turn_scoped_inside_turn(state, event), "INV-TRACE-7", enabled=ENABLED
 )
 @icontract.ensure(
-    lambda state, event, result: not accepted(result) or result_answers_recorded_call(state, event), "INV-TRACE-8", enabled=ENABLED
+    lambda state, event, result: not accepted(result) or result_answers_recorded_call(state, event),
+    "INV-TRACE-8",
+    enabled=ENABLED,
 )
 @icontract.ensure(lambda result: not accepted(result) or brackets_are_consistent(result), "INV-TRACE-10", enabled=ENABLED)
 def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:
@@ -131,7 +137,8 @@ def bracket_numbers_are_positive(event: Event) -> bool:
     if event.type not in ("turn/start", "turn/end", "step/start", "step/end", "tool/call", "assistant/chunk"):
         return True
     keys = ("turn",) if event.type.startswith("turn/") else ("turn", "step")
-    return all(type(_get(event, k)) is int and int(_get(event, k)) >= 1 for k in keys)  # type: ignore[call-overload]
+    values = [_get(event, k) for k in keys]
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
 
 
 @icontract.ensure(lambda event, result: result is not None or reason_is_known(event), "INV-TRACE-3", enabled=ENABLED)
