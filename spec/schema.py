@@ -21,6 +21,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+from spec.fastschema import Compiler
 from spec.port import OPS_BY_GROUP, PortFault
 
 SCHEMA_FILE = "protocol.schema.json"
@@ -61,9 +62,24 @@ def field_path(path: Iterable[str | int]) -> str:
     return out
 
 
+@functools.cache
+def _compiler() -> Compiler:
+    """The fast predicates for the schema document."""
+    return Compiler(schema())
+
+
+def fits(name: str, instance: Any) -> bool:
+    """Whether ``instance`` fits ``$defs/name``, by the fast compiled check."""
+    return _compiler().definition(name)(instance)
+
+
 def first_error(name: str, instance: Any) -> ValidationError | None:
     """The most relevant reason ``instance`` does not fit ``$defs/name``, or ``None`` when it fits."""
-    return best_match(validator(name).iter_errors(instance))
+    # jsonschema is the authority but slow; it only runs to explain what the fast check rejected.
+    if fits(name, instance):
+        return None
+    error: ValidationError | None = best_match(validator(name).iter_errors(instance))
+    return error
 
 
 def describe(error: ValidationError) -> str:
