@@ -20,9 +20,7 @@ it either.  After a fault the process is killed and the port is dead until :meth
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import selectors
 import shlex
 import signal
@@ -35,8 +33,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any, Self
 
-import orjson
-
+from spec import jsonlines
 from spec.port import PROTOCOL, Hello, Ok, PortFault, Reply, hello_from, reply_from
 from spec.schema import InvalidRequest, validate_reply, validate_request
 
@@ -51,9 +48,6 @@ READ_CHUNK = 64 * 1024
 GRACE_SECONDS = 1.0
 """How long an exiting or closing driver gets before it is killed."""
 QUOTE_LIMIT = 200
-
-# orjson reads integers beyond 64 bits as floats; such a digit run sends the line to the exact parser.
-_LONG_DIGITS = re.compile(rb"\d{19,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,37 +239,19 @@ def describe_status(status: int) -> str:
 
 
 def encode_request(request: Mapping[str, Any]) -> bytes:
-    """One request line.  Exact for every JSON value; NaN and infinities are refused, not rewritten."""
+    """One request line, exact for every JSON value; raises :class:`InvalidRequest` for anything else."""
     try:
-        # orjson would silently write NaN as null, so it only takes requests it can write exactly.
-        return (
-            json.dumps(request, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_plain).encode("utf-8")
-            + b"\n"
-        )
+        return jsonlines.dumps(request)
     except (TypeError, ValueError) as error:
         raise InvalidRequest(f"{request.get('op')!r} request is not JSON: {error}") from error
-
-
-def _plain(value: object) -> object:
-    """Frozen model values (read-only mappings) as plain JSON containers."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
 def decode_reply(line: bytes) -> Any:
     """Parse one reply line exactly; raises :class:`_Failure` ``garbage`` when it is not JSON."""
     try:
-        if _LONG_DIGITS.search(line) is None:
-            return orjson.loads(line)
-        return json.loads(line.decode("utf-8"), parse_constant=_no_constant)
-    except (ValueError, UnicodeDecodeError) as error:
+        return jsonlines.loads(line)
+    except ValueError as error:
         raise _Failure("garbage", f"reply is not JSON ({error}): {quote(line)}") from error
-
-
-def _no_constant(name: str) -> Any:
-    """Refuse ``NaN`` and ``Infinity``, which the stdlib parser would otherwise accept."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def quote(line: bytes) -> str:
@@ -365,7 +341,7 @@ class SubprocessPort:
         self._next_id += 1
         line = encode_request({"id": self._next_id, "op": op, **args})
         # Validate what goes on the wire, which is plain JSON whatever containers the caller used.
-        validate_request(orjson.loads(line))
+        validate_request(jsonlines.loads(line))
         started = time.monotonic()
         self._requests += 1
         try:

@@ -11,8 +11,6 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import orjson
-
 from model.compaction import cut_balances
 from model.event import Event, decode_event, encode_event
 from model.header import InstanceFacts, decide_request_header, fold_request_header, header_shape_problem
@@ -24,6 +22,7 @@ from model.repair import interrupted_turn_closers
 from model.session import EMPTY_SESSION, SessionState, append_event, fold_session, seed_session
 from model.surface import fold_surface
 from model.violation import Violation
+from spec import jsonlines
 from spec.port import GROUPS, PROTOCOL
 
 DEFAULT_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0}
@@ -231,12 +230,13 @@ def serve(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     """Run a handler as a JSON Lines driver on stdin/stdout until ``bye`` or end of input."""
     for line in sys.stdin.buffer:
         try:
-            request = orjson.loads(line)
-        except orjson.JSONDecodeError as error:
+            # Exact: orjson alone reads an integer beyond 64 bits as a float, which the model would accept.
+            request = jsonlines.loads(line)
+        except ValueError as error:
             print(f"unreadable request: {error}", file=sys.stderr)
             continue
         reply = handler(request)
-        sys.stdout.buffer.write(orjson.dumps(reply) + b"\n")
+        sys.stdout.buffer.write(jsonlines.dumps(reply))
         sys.stdout.buffer.flush()
         if request.get("op") == "bye":
             return
