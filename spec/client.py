@@ -308,6 +308,11 @@ class SubprocessPort:
         """Whether a driver process is running and has not faulted."""
         return self._process is not None and self._fault is None
 
+    @property
+    def pid(self) -> int | None:
+        """The process id of the current driver, while there is one."""
+        return None if self._process is None else self._process.popen.pid
+
     def stderr_tail(self, limit: int = STDERR_TAIL_BYTES) -> str:
         """The end of the current (or last) driver's stderr."""
         return "" if self._process is None else self._process.stderr.tail(limit)

@@ -1,0 +1,295 @@
+"""SubprocessPort: every way a driver can break the protocol is a PortFault of the right kind, in time.
+
+The bad drivers in ``bad_drivers/`` answer ``hello`` and ``reset`` properly and misbehave on
+``state`` (or the op named by their first argument).  The model run as a subprocess must answer
+exactly as the model in-process does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spec.client import STDERR_TAIL_BYTES, PortStats, SubprocessPort
+from spec.implementation import (
+    CompactionGroup,
+    GroupClient,
+    HeaderGroup,
+    InstanceFacts,
+    JsonlGroup,
+    LegacyGroup,
+    PortUnavailable,
+    RepairGroup,
+    SessionGroup,
+    SurfaceGroup,
+    port_for,
+)
+from spec.model_driver import ModelDriver
+from spec.port import PROTOCOL, InProcessPort, Ok, PortFault, Refused, Reply
+from spec.schema import InvalidRequest
+
+DRIVERS = Path(__file__).parent / "bad_drivers"
+TIMEOUT = 1.0
+SLACK = 2.5
+"""Seconds a fault may take beyond the timeout: killing the driver and collecting its stderr."""
+MODEL_DRIVER = [sys.executable, "-m", "spec.model_driver"]
+
+
+def bad(name: str, *args: str) -> list[str]:
+    """The command line of a bad driver."""
+    return [sys.executable, str(DRIVERS / f"{name}.py"), *args]
+
+
+@pytest.fixture
+def model_subprocess() -> Iterator[SubprocessPort]:
+    """The model as a driver program."""
+    port = SubprocessPort(MODEL_DRIVER, timeout=10.0)
+    yield port
+    port.close()
+
+
+FAULTS = [
+    pytest.param("hang", "timeout", "hang: going quiet now", "within the timeout", {}, id="hang"),
+    pytest.param("exit_midrun", "exit", "exit_midrun: giving up", "status 3", {}, id="exit"),
+    pytest.param("garbage", "garbage", "garbage: printing to the wrong stream", "INFO computing", {}, id="garbage"),
+    pytest.param("wrong_id", "wrong-id", "wrong_id: replying to the wrong request", "carries id 103", {}, id="wrong-id"),
+    pytest.param("bad_schema", "schema", "bad_schema: nodes are strings today", "$.result.nodes[1]", {}, id="schema"),
+    pytest.param("not_object", "schema", "not_object: replying with an array", "is not of type 'object'", {}, id="not-object"),
+    pytest.param(
+        "oversize", "oversize", "oversize: here comes a big one", "exceeds the limit", {"max_reply_bytes": 1 << 20}, id="oversize"
+    ),
+]
+
+
+@pytest.mark.parametrize(("driver", "kind", "stderr", "detail", "options"), FAULTS)
+def test_bad_driver_is_a_port_fault_of_its_kind(
+    driver: str, kind: str, stderr: str, detail: str, options: dict[str, Any]
+) -> None:
+    port = SubprocessPort(bad(driver), timeout=TIMEOUT, **options)
+    try:
+        assert port.call("reset") == Ok(None)
+        started = time.monotonic()
+        with pytest.raises(PortFault) as info:
+            port.call("state")
+        assert time.monotonic() - started < TIMEOUT + SLACK
+        assert (info.value.kind, stderr in info.value.stderr_tail) == (kind, True), info.value
+        assert detail in info.value.detail
+        assert "state (id 3)" in info.value.detail
+    finally:
+        port.close()
+
+
+def test_a_dead_port_refuses_calls_until_restarted() -> None:
+    port = SubprocessPort(bad("exit_midrun"), timeout=TIMEOUT)
+    try:
+        first_pid = port.pid
+        with pytest.raises(PortFault):
+            port.call("state")
+        assert not port.alive
+        with pytest.raises(PortFault, match="restart it") as info:
+            port.call("reset")
+        assert info.value.kind == "exit"
+        port.restart()
+        assert port.alive and port.pid != first_pid
+        assert port.hello.protocol == PROTOCOL
+        assert port.call("reset") == Ok(None)
+    finally:
+        port.close()
+
+
+def test_a_driver_that_hangs_on_hello_times_out_at_start() -> None:
+    started = time.monotonic()
+    with pytest.raises(PortFault) as info:
+        SubprocessPort(bad("hang", "hello"), timeout=TIMEOUT)
+    assert info.value.kind == "timeout"
+    assert "hello (id 1)" in info.value.detail
+    assert time.monotonic() - started < TIMEOUT + SLACK
+
+
+def test_a_program_that_cannot_start_is_a_start_fault() -> None:
+    with pytest.raises(PortFault) as info:
+        SubprocessPort(["/nonexistent/driver-program"], timeout=TIMEOUT)
+    assert info.value.kind == "start"
+
+
+def test_a_driver_speaking_another_protocol_is_a_start_fault() -> None:
+    with pytest.raises(PortFault) as info:
+        SubprocessPort(bad("wrong_protocol"), timeout=TIMEOUT)
+    assert info.value.kind == "start"
+    assert "sessionlog-driver/9" in info.value.detail
+
+
+def test_a_request_the_driver_does_not_read_times_out_while_writing() -> None:
+    port = SubprocessPort(bad("deaf"), timeout=TIMEOUT)
+    try:
+        started = time.monotonic()
+        with pytest.raises(PortFault) as info:
+            port.call("load", jsonl="x" * (4 << 20))
+        assert info.value.kind == "timeout"
+        assert "writing the request" in info.value.detail
+        assert "deaf: no longer reading" in info.value.stderr_tail
+        assert time.monotonic() - started < TIMEOUT + SLACK
+    finally:
+        port.close()
+
+
+def test_a_chatty_stderr_never_blocks_the_driver_and_only_its_tail_is_kept() -> None:
+    with SubprocessPort(bad("chatty"), timeout=5.0) as port:
+        for _ in range(3):
+            assert isinstance(port.call("state"), Ok)
+        tail = port.stderr_tail()
+        assert tail.endswith("chatty: last line\n")
+        assert len(tail.encode()) <= STDERR_TAIL_BYTES
+
+
+def test_close_kills_a_driver_that_ignores_bye() -> None:
+    port = SubprocessPort(bad("ignore_bye", "bye"), timeout=5.0)
+    pid = port.pid
+    assert pid is not None
+    started = time.monotonic()
+    port.close()
+    assert time.monotonic() - started < SLACK
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    port.close()  # closing twice is harmless
+
+
+def test_close_lets_a_well_behaved_driver_exit_on_bye(model_subprocess: SubprocessPort) -> None:
+    pid = model_subprocess.pid
+    assert pid is not None
+    model_subprocess.close()
+    assert model_subprocess.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_a_malformed_request_is_refused_before_sending_and_the_port_stays_alive(model_subprocess: SubprocessPort) -> None:
+    with pytest.raises(InvalidRequest, match="'event' is a required property"):
+        model_subprocess.call("append")
+    with pytest.raises(InvalidRequest, match="not JSON"):
+        model_subprocess.call("append", event={"type": "x", "seq": 0, "time": 0, "data": float("nan")})
+    assert model_subprocess.alive
+    assert isinstance(model_subprocess.call("state"), Ok)
+
+
+def test_stats_count_requests_and_time(model_subprocess: SubprocessPort) -> None:
+    before = model_subprocess.stats
+    assert before.requests == 1  # hello
+    for _ in range(5):
+        model_subprocess.call("state")
+    after = model_subprocess.stats
+    assert after.requests == 6
+    assert after.seconds > before.seconds
+    assert isinstance(after, PortStats)
+
+
+# The model as a subprocess must answer like the model in-process.
+
+TURN = {"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}}
+USER: dict[str, Any] = {
+    "type": "user/message",
+    "seq": 2,
+    "time": 6,
+    "data": {"id": "u1", "role": "user", "content": [{"type": "text", "text": "héllo ✓ \u0000"}], "source": {"kind": "user"}},
+    "surfaceOp": "append",
+}
+HEADER = {
+    "type": "request/header",
+    "seq": 0,
+    "time": 0,
+    "data": {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"},
+}
+FACTS: InstanceFacts = {"first_request": True, "begins_series": False, "replaced_since_last_request": False}
+
+
+def run_script(client: GroupClient) -> list[Reply]:
+    """A run over every op: valid input, refusals, edge values."""
+    header = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0}
+    replies = [
+        client.reset(header),
+        client.seed([TURN]),
+        client.append(USER),
+        client.append({**USER, "seq": 3, "data": {**USER["data"], "extra": 2**64}}),  # beyond 64 bits
+        client.append({**USER, "seq": 3, "time": 2**53}),  # beyond the safe range
+        client.append({**USER, "seq": 3, "data": {**USER["data"], "x": -0.0}}),
+        client.append("not an event"),
+        client.append({**TURN, "seq": 3}),
+        client.state(),
+        client.save(),
+        client.fold_surface([{**USER, "seq": 0}]),
+        client.fold_header([HEADER]),
+        client.header_decision([], {"config": {"provider": "p", "model": "m"}}, FACTS),
+        client.header_decision([], "not a header", FACTS),
+        client.repair([TURN]),
+        client.cuts([]),
+        client.cuts([{**USER, "seq": 0}]),
+        client.upgrade_v0(
+            {
+                "header": {**header, "version": 0},
+                "events": [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}}],
+            }
+        ),
+    ]
+    saved = replies[9]
+    assert isinstance(saved, Ok)
+    replies.append(client.load(saved.result["jsonl"] + '{"type":"turn'))
+    replies.append(client.load("not jsonl"))
+    replies.append(client.seed([{"seq": 0}]))
+    replies.append(client.state())
+    return replies
+
+
+def canonical(reply: Reply) -> str:
+    """A reply as canonical JSON text, so that ``1`` and ``1.0`` or ``true`` and ``1`` do not compare equal."""
+    if isinstance(reply, Refused):
+        return json.dumps(["refused", reply.code, reply.message])
+    return json.dumps(["ok", reply.result], sort_keys=True, ensure_ascii=False)
+
+
+def test_the_model_subprocess_answers_like_the_model_in_process(model_subprocess: SubprocessPort) -> None:
+    expected = run_script(GroupClient(InProcessPort(ModelDriver())))
+    got = run_script(GroupClient(model_subprocess))
+    assert [canonical(r) for r in got] == [canonical(r) for r in expected]
+    assert any(isinstance(r, Refused) for r in expected) and any(isinstance(r, Ok) for r in expected)
+
+
+def test_group_client_implements_every_group() -> None:
+    client = GroupClient(port_for("model"))
+    groups: list[object] = []
+    session: SessionGroup = client
+    surface: SurfaceGroup = client
+    header: HeaderGroup = client
+    repair: RepairGroup = client
+    jsonl: JsonlGroup = client
+    legacy: LegacyGroup = client
+    compaction: CompactionGroup = client
+    groups += [session, surface, header, repair, jsonl, legacy, compaction]
+    assert all(g is client for g in groups)
+    assert client.hello.capabilities == ("session", "surface", "header", "repair", "jsonl", "legacy", "compaction")
+
+
+def test_port_for_builds_each_kind_of_port() -> None:
+    assert isinstance(port_for("model"), InProcessPort)
+    port = port_for(f"{sys.executable} -m spec.model_driver")
+    try:
+        assert isinstance(port, SubprocessPort)
+        assert port.hello.name == ModelDriver.name
+    finally:
+        port.close()
+
+
+def test_port_for_python_explains_a_missing_seqlog_package() -> None:
+    try:
+        import seqlog.driver  # type: ignore[import-not-found]  # noqa: F401, PLC0415
+    except ImportError:
+        with pytest.raises(PortUnavailable, match="seqlog"):
+            port_for("python")
+    else:
+        assert isinstance(port_for("python"), InProcessPort)
