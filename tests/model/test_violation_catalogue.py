@@ -1,0 +1,104 @@
+"""The mutation catalogue: every mutation is refused with its own code, and every code has one.
+
+Each mutation is applied to a handful of builder states (fresh, realistic and closed, an open step
+with pending calls, between two steps, after a compaction, a seeded fork child) with a few seeds,
+and submitted through the contracted model in its context.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+
+import pytest
+from model_cases import BUILDER_STATES
+
+from model.violation import Code, Violation
+from spec.builders import SessionBuilder
+from spec.mutations import CONTEXTS, MUTATIONS, Candidate, Mutation, applicable, mutations_for, submit
+
+SEEDS = (0, 1, 2)
+
+
+def _candidates(mutation: Mutation) -> Iterator[tuple[str, SessionBuilder, Candidate]]:
+    for state_name, make in BUILDER_STATES.items():
+        builder = make()
+        for seed in SEEDS:
+            value = mutation.build(builder, random.Random(seed))
+            if value is not None:
+                yield state_name, builder, Candidate(mutation, value)
+
+
+def _produced() -> dict[str, set[Code]]:
+    """Mutation name → the codes its candidates were refused with, over every state and seed."""
+    produced: dict[str, set[Code]] = {m.name: set() for m in MUTATIONS}
+    for state_name, make in BUILDER_STATES.items():
+        builder = make()
+        for seed in SEEDS:
+            for candidate in applicable(builder, random.Random(seed)):
+                result = submit(builder, candidate)
+                assert isinstance(result, Violation), (state_name, candidate.mutation.name)
+                produced[candidate.mutation.name].add(result.code)
+    return produced
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
+def test_mutation_is_refused_with_its_code(mutation: Mutation) -> None:
+    """Every candidate the mutation builds, from every state that allows it, is refused with its code."""
+    applied = 0
+    for state_name, builder, candidate in _candidates(mutation):
+        result = submit(builder, candidate)
+        assert isinstance(result, Violation), f"{mutation.name} on {state_name}: accepted {candidate.value!r}"
+        assert result.code is mutation.code, f"{mutation.name} on {state_name}: {result}"
+        applied += 1
+    assert applied > 0, f"{mutation.name} applies to none of the builder states"
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
+def test_mutation_candidates_survive_a_json_round_trip(mutation: Mutation) -> None:
+    """A candidate sent through a JSON encoder and decoder is refused with the same code."""
+    for _, builder, candidate in _candidates(mutation):
+        again = Candidate(mutation, json.loads(json.dumps(candidate.value)))
+        result = submit(builder, again)
+        assert isinstance(result, Violation) and result.code is mutation.code, (mutation.name, result)
+
+
+@pytest.mark.parametrize("state_name", list(BUILDER_STATES))
+def test_building_candidates_leaves_the_builder_unchanged(state_name: str) -> None:
+    """``build`` never moves the builder's session, clock or id counter."""
+    builder = BUILDER_STATES[state_name]()
+    before = (builder.state, builder.time, builder.ids, builder.turn, builder.step)
+    applicable(builder, random.Random(7))
+    assert (builder.state, builder.time, builder.ids, builder.turn, builder.step) == before
+
+
+def test_building_candidates_is_deterministic_per_seed() -> None:
+    """The same builder state and seed give the same candidates."""
+    builder = BUILDER_STATES["after_compaction"]()
+    first = [(c.mutation.name, c.value) for c in applicable(builder, random.Random(3))]
+    second = [(c.mutation.name, c.value) for c in applicable(builder, random.Random(3))]
+    assert first == second
+
+
+def test_every_violation_code_is_produced() -> None:
+    """The union of the codes the catalogue's candidates are refused with is the whole ``Code`` enum."""
+    produced = _produced()
+    wrong = {name: codes for name, codes in produced.items() if codes - {next(m.code for m in MUTATIONS if m.name == name)}}
+    assert wrong == {}
+    assert set().union(*produced.values()) == set(Code)
+
+
+def test_every_code_has_a_mutation() -> None:
+    """``mutations_for`` names at least one mutation for every code, and only mutations of that code."""
+    for code in Code:
+        found = mutations_for(code)
+        assert found, code
+        assert all(m.code is code for m in found)
+    assert sum(len(mutations_for(code)) for code in Code) == len(MUTATIONS)
+
+
+def test_mutation_names_are_unique_and_contexts_known() -> None:
+    """Names identify mutations in reports; contexts are the five documented ones."""
+    assert len({m.name for m in MUTATIONS}) == len(MUTATIONS)
+    assert {m.context for m in MUTATIONS} == set(CONTEXTS)
