@@ -138,7 +138,11 @@ class DriverProcess:
             self.selector.register(self.stdin_fd, selectors.EVENT_WRITE)
             try:
                 while rest:
-                    self._wait(deadline, "writing the request")
+                    # Whatever the driver writes meanwhile is kept, or a full stdout would spin this loop.
+                    if self.stdout_fd in self._wait(deadline, "writing the request"):
+                        self._read_some()
+                        if len(self.pending) > max_bytes:
+                            raise _Failure("oversize", f"the driver wrote over {max_bytes} bytes before reading the request")
                     rest = rest[self._write(rest) :]
             finally:
                 self.selector.unregister(self.stdin_fd)
@@ -151,7 +155,7 @@ class DriverProcess:
         except BlockingIOError:
             return 0
         except BrokenPipeError as error:
-            raise _Failure("exit", "the driver closed its stdin") from error
+            raise _Failure("exit", self._gone("stdin")) from error
 
     def _read_line(self, deadline: float, max_bytes: int) -> bytes:
         """The next stdout line without its newline; stops reading once a line grows past ``max_bytes``."""
@@ -177,27 +181,31 @@ class DriverProcess:
         except BlockingIOError:
             return
         if not chunk:
-            raise _Failure("exit", self._exit_detail())
+            raise _Failure("exit", self._gone("stdout"))
         self.pending += chunk
 
-    def _wait(self, deadline: float, doing: str) -> None:
-        """Block until a pipe is ready or the deadline passes."""
+    def _wait(self, deadline: float, doing: str) -> set[int]:
+        """The descriptors ready before the deadline; raises a timeout when there are none."""
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or not self.selector.select(remaining):
-            raise _Failure("timeout", f"no reply within the timeout ({doing})")
+        ready = self.selector.select(remaining) if remaining > 0 else []
+        if not ready:
+            raise _Failure("timeout", doing)
+        return {key.fd for key, _ in ready}
 
-    def _exit_detail(self) -> str:
-        """Why stdout ended: the exit status, or a driver that closed stdout but kept running."""
+    def _gone(self, stream: str) -> str:
+        """Why a pipe closed: the driver's exit status, or a driver that closed it and kept running."""
         try:
             status = self.popen.wait(GRACE_SECONDS)
         except subprocess.TimeoutExpired:
-            return "the driver closed its stdout but did not exit"
+            return f"the driver closed its {stream} but did not exit"
         return f"the driver exited with {describe_status(status)}"
 
     def kill(self) -> None:
         """Kill the driver and everything in its process group, then collect its stderr."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
+        # Only while the leader is unreaped: until then its pid, the group's id, cannot be reused.
+        if self.popen.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(GRACE_SECONDS)
         self.release()
@@ -350,18 +358,20 @@ class SubprocessPort:
         started = time.monotonic()
         self._requests += 1
         try:
-            reply = self._exchange(op, line, started + timeout)
+            reply = self._exchange(op, line, timeout)
         finally:
             self._seconds += time.monotonic() - started
         return reply_from(reply)
 
-    def _exchange(self, op: str, line: bytes, deadline: float) -> dict[str, Any]:
+    def _exchange(self, op: str, line: bytes, timeout: float) -> dict[str, Any]:
         """One round trip, every failure turned into a fault that kills the driver."""
         assert self._process is not None
         where = f"{op} (id {self._next_id})"
         try:
-            reply = decode_reply(self._process.exchange(line, deadline, self.max_reply_bytes))
+            reply = decode_reply(self._process.exchange(line, time.monotonic() + timeout, self.max_reply_bytes))
         except _Failure as failure:
+            if failure.kind == "timeout":
+                raise self._fault_now("timeout", f"{where}: timed out after {timeout:g} s {failure.detail}") from None
             raise self._fault_now(failure.kind, f"{where}: {failure.detail}") from None
         if isinstance(reply, dict) and "id" in reply and not same_id(reply["id"], self._next_id):
             raise self._fault_now("wrong-id", f"{where}: reply carries id {reply['id']!r}")

@@ -56,7 +56,7 @@ def model_subprocess() -> Iterator[SubprocessPort]:
 
 
 FAULTS = [
-    pytest.param("hang", "timeout", "hang: going quiet now", "within the timeout", {}, id="hang"),
+    pytest.param("hang", "timeout", "hang: going quiet now", "timed out after 1 s waiting for the reply", {}, id="hang"),
     pytest.param("exit_midrun", "exit", "exit_midrun: giving up", "status 3", {}, id="exit"),
     pytest.param("garbage", "garbage", "garbage: printing to the wrong stream", "INFO computing", {}, id="garbage"),
     pytest.param("wrong_id", "wrong-id", "wrong_id: replying to the wrong request", "carries id 103", {}, id="wrong-id"),
@@ -136,6 +136,19 @@ def test_a_request_the_driver_does_not_read_times_out_while_writing() -> None:
         assert "writing the request" in info.value.detail
         assert "deaf: no longer reading" in info.value.stderr_tail
         assert time.monotonic() - started < TIMEOUT + SLACK
+    finally:
+        port.close()
+
+
+def test_a_driver_writing_instead_of_reading_is_stopped_at_the_reply_limit() -> None:
+    port = SubprocessPort(bad("deaf", "babble"), timeout=5.0, max_reply_bytes=1 << 20)
+    try:
+        started = time.monotonic()
+        with pytest.raises(PortFault) as info:
+            port.call("load", jsonl="x" * (4 << 20))
+        assert info.value.kind == "oversize"
+        assert "before reading the request" in info.value.detail
+        assert time.monotonic() - started < SLACK
     finally:
         port.close()
 
