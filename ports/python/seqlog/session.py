@@ -1,0 +1,335 @@
+"""A session: the log plus the surface, trace, request header and tool-pairing balance derived from it.
+
+Every append is checked against the whole v1 contract in the contract's fixed order, so the first
+refusal is the same as any other conforming implementation's:
+
+1. the envelope and lossless JSON;
+2. contiguity: ``seq`` equals the log length;
+3. the vocabulary: legacy forms by name, unknown types only when ignorable;
+4. the payload shape of messages, request headers, brackets and the end-of-seed marker;
+5. the surface transition, then the tool-pairing balance at the cuts;
+6. the turn / step / tool trace.
+
+Validation builds an :class:`AppendPlan` and touches nothing; :meth:`Session.commit` applies it
+with operations that cannot fail, so a refused append leaves the session exactly as it was.
+"""
+
+from __future__ import annotations
+
+import time as _time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, overload
+
+from seqlog.errors import Code, LibCode, SeqlogError
+from seqlog.event import END_SEED, Event, Replace, SurfaceOp, decode_event, encode_surface_op, vocabulary_check
+from seqlog.header import check_header_event, header_of
+from seqlog.jsonvalue import EMPTY_OBJECT, FrozenObject, as_object
+from seqlog.messages import check_message, pairing_delta
+from seqlog.repair import OpenTail
+from seqlog.surface import SurfaceManager, SurfacePlan
+from seqlog.trace import CLOSED, Brackets, advance, check_trace_data
+
+Clock = Callable[[], int]
+"""Milliseconds since the Unix epoch."""
+
+
+def wall_clock_ms() -> int:
+    """The wall clock in whole milliseconds."""
+    return _time.time_ns() // 1_000_000
+
+
+class EventSink(Protocol):
+    """Where committed events go next (a store): it may refuse in ``prepare``, never in ``accept``."""
+
+    def prepare(self, event: Event) -> bytes:
+        """Encode ``event`` for writing, or raise :class:`SeqlogError` to refuse the append."""
+        ...
+
+    def accept(self, event: Event, encoded: bytes) -> None:
+        """Take an event the session has committed."""
+        ...
+
+
+def _check_end_seed(event: Event) -> None:
+    if event.type != END_SEED:
+        return
+    data = as_object(event.data)
+    if data is None or not (len(data) == 0 or (len(data) == 1 and data.get("inherited", None) is True)):
+        raise SeqlogError(Code.END_SEED_INVALID, f"session/end-seed at seq {event.seq} data must be {{}} or {{inherited: true}}")
+
+
+def check_payload(event: Event) -> None:
+    """The payload shape rules for the event's type."""
+    if event.type == "request/header":
+        check_header_event(event.data)
+    else:
+        check_message(event)
+        check_trace_data(event)
+        _check_end_seed(event)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendPlan:
+    """A validated candidate: the event and everything committing it changes."""
+
+    event: Event
+    surface: SurfacePlan
+    brackets: Brackets
+    pairing_delta: int
+
+
+class EventsView(Sequence[Event]):
+    """A read-only live view of a session's events."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: list[Event]) -> None:
+        self._events = events
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        if isinstance(index, slice):
+            return tuple(self._events[index])
+        return self._events[index]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._events)
+
+
+def _raw_event(
+    type_: object,
+    seq: int,
+    time: object,
+    data: object,
+    surface_op: object,
+    source_event_seqs: object,
+    ignorable: bool,
+) -> dict[str, object]:
+    raw: dict[str, object] = {"type": type_, "seq": seq, "time": time, "data": data}
+    if ignorable:
+        raw["ignorable"] = True
+    if surface_op is not None:
+        raw["surfaceOp"] = encode_surface_op(surface_op) if isinstance(surface_op, Replace) else surface_op
+    if source_event_seqs is not None:
+        raw["sourceEventSeqs"] = list(source_event_seqs) if isinstance(source_event_seqs, tuple) else source_event_seqs
+    return raw
+
+
+class Session:
+    """One session log and its derived state, grown only by validated appends."""
+
+    def __init__(self, *, header: Mapping[str, Any] | None = None, clock: Clock | None = None) -> None:
+        """An empty session; prefer :meth:`create`, which also validates the header line and a seed."""
+        self._clock: Clock = clock or wall_clock_ms
+        self._events: list[Event] = []
+        self._surface = SurfaceManager(self._events)
+        self._counts: list[int] = [0]
+        self._brackets = CLOSED
+        self._header: FrozenObject | None = None
+        self._tail = OpenTail()
+        self._sink: EventSink | None = None
+        self._view = EventsView(self._events)
+        self.header_line: FrozenObject = FrozenObject(header) if header is not None else EMPTY_OBJECT
+
+    # Construction -------------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        seed: Iterable[object] | None = None,
+        header: Mapping[str, Any] | None = None,
+        *,
+        clock: Clock | None = None,
+    ) -> Session:
+        """A new session, empty or built from a seed and closed by one ``session/end-seed`` marker.
+
+        ``header`` is the JSONL session header line; by default a fresh id and the clock's time.
+        A seed is validated whole; a refusal names the seed index and nothing is constructed.
+        """
+        from seqlog.codec import FORMAT_VERSION, check_header_line  # the codec imports this module
+
+        clock = clock or wall_clock_ms
+        if header is None:
+            header = {"type": "session", "version": FORMAT_VERSION, "id": uuid.uuid4().hex, "createdAt": clock()}
+        check_header_line(header)
+        if header["version"] != FORMAT_VERSION:
+            raise SeqlogError(
+                Code.FORMAT_VERSION_UNSUPPORTED, f"a new session is written as version {FORMAT_VERSION}, not {header['version']}"
+            )
+        if seed is None:
+            return cls(header=header, clock=clock)
+        session = cls.restore(seed, where="seed index", header=header, clock=clock)
+        events = session._events
+        if not events or events[-1].type != END_SEED:
+            session.append_event(Event(END_SEED, len(events), events[-1].time if events else 0, EMPTY_OBJECT))
+        return session
+
+    @classmethod
+    def restore(
+        cls,
+        events: Iterable[object],
+        *,
+        where: str = "index",
+        first: int = 0,
+        header: Mapping[str, Any] | None = None,
+        clock: Clock | None = None,
+    ) -> Session:
+        """A session replaying a complete log from seq 0, with no marker added; refusals name ``where``."""
+        session = cls(header=header, clock=clock)
+        for index, raw in enumerate(events):
+            try:
+                session.commit(session.validate(raw))
+            except SeqlogError as error:
+                raise error.at(f"{where} {index + first}") from None
+        return session
+
+    # Appending ----------------------------------------------------------------------------------
+
+    def validate(self, raw: object) -> AppendPlan:
+        """Check one raw candidate event against the session without changing anything."""
+        event = decode_event(raw)
+        expected = len(self._events)
+        if event.seq != expected:
+            raise SeqlogError(Code.SEQ_NOT_CONTIGUOUS, f"event seq {event.seq} is not contiguous; expected {expected}")
+        vocabulary_check(event)
+        check_payload(event)
+        plan = self._surface.validate_next(event)
+        delta = 0
+        if plan.touches_surface:
+            delta = pairing_delta(event)
+            self._check_balance(event, plan, delta)
+        return AppendPlan(event, plan, advance(self._brackets, event), delta)
+
+    def _check_balance(self, event: Event, plan: SurfacePlan, delta: int) -> None:
+        """No cut's pending-call count may go negative, and a replace may not split a call from its result."""
+        counts = self._counts
+        if plan.replacement is None:
+            if counts[-1] + delta < 0:
+                raise SeqlogError(
+                    Code.TOOL_PAIRING_NEGATIVE, f"tool/result at seq {event.seq} closes a call no surface node opened"
+                )
+            return
+        if event.type == "tool/result":
+            return  # a rewrite swaps one result for another, so every cut keeps its count
+        if counts[plan.start_index] != 0 or counts[plan.stop_index] != 0 or delta != 0:
+            op = event.surface_op
+            assert isinstance(op, Replace)
+            raise SeqlogError(
+                Code.REPLACE_SPLITS_TOOL_PAIR,
+                f"replace at seq {event.seq} over {op.start}..{op.end} would separate a tool call from its result",
+            )
+
+    def commit(self, plan: AppendPlan) -> Event:
+        """Apply a plan from :meth:`validate`; refused only when the session moved on since."""
+        event = plan.event
+        if event.seq != len(self._events):
+            raise SeqlogError(LibCode.STALE_PLAN, f"plan for seq {event.seq} is stale; the log has {len(self._events)} events")
+        encoded = self._sink.prepare(event) if self._sink is not None else b""
+        surface = plan.surface
+        self._surface.commit(surface)
+        self._events.append(event)
+        if surface.touches_surface:
+            counts = self._counts
+            if surface.replacement is None:
+                counts.append(counts[-1] + plan.pairing_delta)
+            else:
+                # The cuts inside the replaced range disappear; the ones around it keep their counts.
+                del counts[surface.start_index + 1 : surface.stop_index]
+        self._brackets = plan.brackets
+        snapshot = header_of(event)
+        if snapshot is not None:
+            assert isinstance(snapshot, FrozenObject)
+            self._header = snapshot  # validated canonical, so the snapshot is its own canonical form
+        self._tail.observe(event)
+        if self._sink is not None:
+            self._sink.accept(event, encoded)
+        return event
+
+    def append_event(self, raw: object) -> Event:
+        """Validate and commit one full event (seq and time included) and return it frozen."""
+        return self.commit(self.validate(raw))
+
+    def append(
+        self,
+        type: str,
+        data: object,
+        surface_op: SurfaceOp | str | Mapping[str, Any] | None = None,
+        source_event_seqs: Sequence[int] | None = None,
+        ignorable: bool = False,
+        time: int | None = None,
+    ) -> Event:
+        """Append the next event, assigning its seq and (unless given) its time from the clock."""
+        stamp = self._clock() if time is None else time
+        raw = _raw_event(type, len(self._events), stamp, data, surface_op, source_event_seqs, ignorable)
+        return self.commit(self.validate(raw))
+
+    def attach(self, sink: EventSink | None) -> None:
+        """Send every later commit to ``sink`` (``None`` detaches)."""
+        self._sink = sink
+
+    # Observing ----------------------------------------------------------------------------------
+
+    @property
+    def events(self) -> EventsView:
+        """The log as a read-only live sequence."""
+        return self._view
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @property
+    def surface(self) -> SurfaceManager:
+        """The surface manager over this session's log."""
+        return self._surface
+
+    @property
+    def clock(self) -> Clock:
+        """The clock that stamps appends."""
+        return self._clock
+
+    def request_header(self) -> FrozenObject | None:
+        """The request header in force: the canonical latest snapshot, or ``None``."""
+        return self._header
+
+    @property
+    def brackets(self) -> Brackets:
+        """The open turn and step."""
+        return self._brackets
+
+    @property
+    def open_turn(self) -> int | None:
+        """The open turn, if any."""
+        return self._brackets.open_turn
+
+    @property
+    def open_step(self) -> int | None:
+        """The open step of the open turn, if any."""
+        return self._brackets.open_step
+
+    @property
+    def pending_calls(self) -> int:
+        """Tool calls opened on the surface and not yet answered (the balance at the last cut)."""
+        return self._counts[-1]
+
+    def cut_balances(self) -> tuple[bool, ...]:
+        """Whether each of the ``len(nodes) + 1`` cuts of the surface is balanced."""
+        return tuple(count == 0 for count in self._counts)
+
+    def closers(self) -> tuple[Event, ...]:
+        """The crash-repair closers the log would need now (empty when no turn is open)."""
+        return self._tail.closers()
+
+    def repair(self) -> tuple[Event, ...]:
+        """Append the crash-repair closers and return them."""
+        closers = self._tail.closers()
+        for closer in closers:
+            self.append_event(closer)
+        return closers

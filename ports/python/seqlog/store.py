@@ -1,0 +1,379 @@
+"""Durable JSONL storage: one directory per session, append-only, crash-safe.
+
+The directory holds ``events.jsonl`` (or ``events.jsonl.zst``), whose first line is the session
+header line, and a ``lock`` file.  One writer at a time: opening takes an exclusive, non-blocking
+``flock`` on the lock file, and a second writer is refused rather than interleaved.
+
+Writes are buffered and made durable (written, then ``fsync``) at the loop's semantic checkpoints:
+automatically after ``step/end`` and ``turn/end``, and whenever :meth:`SessionStore.checkpoint` is
+called (before a model call, before a tool call).  A committed line is never rewritten; the only
+truncation is cutting a torn tail (bytes a crash left after the last complete line) when the session
+is reopened.  Reopening then appends the crash-repair closers once and makes them durable.
+
+A v0 session goes through the v0-to-v1 edge; the upgraded log is written to a new file,
+``events.v1.jsonl[.zst]``, which is the session's current file from then on, and the v0 file is never
+touched.  Every refusal leaves the files exactly as they were.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import orjson
+
+from seqlog.codec import LoadedLog, committed_length, encode_event_line, encode_line, load_bytes
+from seqlog.errors import Code, LibCode, SeqlogError
+from seqlog.event import Event, encode_event
+from seqlog.session import Clock, Session
+from seqlog.zstdlog import END_BLOCK, FrameWriter, read_frames, single_frame
+
+Compression = Literal["zstd"] | None
+
+PLAIN_NAME = "events.jsonl"
+ZSTD_NAME = "events.jsonl.zst"
+UPGRADED_PLAIN_NAME = "events.v1.jsonl"
+UPGRADED_ZSTD_NAME = "events.v1.jsonl.zst"
+LOCK_NAME = "lock"
+CHECKPOINT_TYPES = frozenset({"step/end", "turn/end"})
+"""Events after which the store makes everything durable on its own."""
+
+DEFAULT_BUFFER_BYTES = 1 << 16
+DEFAULT_MAX_LINE_BYTES = 64 << 20
+MAX_NESTING = 512
+"""Deepest payload the store writes: well inside what a strict JSON reader can read back."""
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _nesting(value: object) -> int:
+    """How deeply arrays and objects nest in ``value``, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list | tuple):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+def _lock(directory: Path) -> int:
+    fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        os.close(fd)
+        if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise SeqlogError(LibCode.SESSION_LOCKED, f"{directory}: another writer holds this session") from None
+        raise
+    return fd
+
+
+def _unlock(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+
+
+def _existing(directory: Path, *names: str) -> list[Path]:
+    return [directory / name for name in names if (directory / name).exists()]
+
+
+def _current_file(directory: Path) -> Path:
+    """The session's current events file: an upgraded generation wins over the one it came from."""
+    for names in ((UPGRADED_PLAIN_NAME, UPGRADED_ZSTD_NAME), (PLAIN_NAME, ZSTD_NAME)):
+        found = _existing(directory, *names)
+        if len(found) > 1:
+            raise SeqlogError(LibCode.SESSION_AMBIGUOUS, f"{directory}: both {found[0].name} and {found[1].name} exist")
+        if found:
+            return found[0]
+    raise SeqlogError(LibCode.SESSION_NOT_FOUND, f"{directory}: no {PLAIN_NAME} or {ZSTD_NAME}")
+
+
+def _is_zstd(path: Path) -> bool:
+    return path.name.endswith(".zst")
+
+
+def _write_new_file(path: Path, contents: bytes) -> None:
+    """Create ``path`` holding ``contents``, durably and atomically (temp file, fsync, rename, dir fsync)."""
+    temp = path.with_name(path.name + ".tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        _write_all(fd, contents)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(temp, path)
+    _fsync_dir(path.parent)
+
+
+def _initial_contents(header: Mapping[str, Any], events: Iterable[Event], zstd: bool) -> bytes:
+    header_line = encode_line(header) + b"\n"
+    body = b"".join(encode_event_line(event) for event in events)
+    if not zstd:
+        return header_line + body
+    # The header line is a frame of its own, so the session can be identified from the first frame.
+    return single_frame(header_line) + (single_frame(body) if body else b"")
+
+
+def _read(path: Path, clock: Clock | None) -> tuple[LoadedLog, int, bool, bool]:
+    """The log at ``path``, the byte length holding complete content, whether it was torn, and open-frame state."""
+    data = path.read_bytes()
+    try:
+        if _is_zstd(path):
+            content = read_frames(data)
+            if content.open_frame and content.open_frame_has_checksum:
+                raise SeqlogError(Code.JSONL_MALFORMED_LINE, "the final zstd frame is unfinished and checksummed")
+            loaded = load_bytes(content.text, clock=clock)
+            return loaded, content.committed_length, content.torn, content.open_frame
+        loaded = load_bytes(data, clock=clock)
+        return loaded, committed_length(data), loaded.dropped_torn_tail, False
+    except SeqlogError as error:
+        raise error.at(str(path)) from None
+
+
+def read_session(directory: str | os.PathLike[str], *, clock: Clock | None = None) -> LoadedLog:
+    """Read a session directory without locking or writing anything (closers are in memory only)."""
+    return _read(_current_file(Path(directory)), clock)[0]
+
+
+class SessionStore:
+    """A session bound to its directory: every append is written, durable at each checkpoint."""
+
+    def __init__(
+        self,
+        directory: Path,
+        path: Path,
+        session: Session,
+        lock_fd: int,
+        *,
+        loaded: LoadedLog | None,
+        buffer_bytes: int,
+        max_line_bytes: int,
+    ) -> None:
+        """Use :meth:`create` or :meth:`open`."""
+        self.directory = directory
+        self.path = path
+        self.session = session
+        self.loaded = loaded
+        """What :meth:`open` read (torn tail dropped, closers appended); ``None`` for a new session."""
+        self._lock_fd: int | None = lock_fd
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        self._frames = FrameWriter() if _is_zstd(path) else None
+        self._buffer: list[bytes] = []
+        self._buffered_bytes = 0
+        self._buffered_events = 0
+        self._written = len(session)
+        self._durable = len(session)
+        self._failure: BaseException | None = None
+        self._buffer_limit = buffer_bytes
+        self._max_line_bytes = max_line_bytes
+        session.attach(self)
+
+    # Opening ------------------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        directory: str | os.PathLike[str],
+        *,
+        seed: Iterable[object] | None = None,
+        header: Mapping[str, Any] | None = None,
+        compression: Compression = None,
+        clock: Clock | None = None,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> SessionStore:
+        """A new session directory; the seed (if any) and its end-of-seed marker are durable on return."""
+        session = Session.create(seed, header, clock=clock)
+        contents = _initial_contents(session.header_line, session.events, compression == "zstd")
+        root = Path(directory)
+        if not root.is_dir():
+            root.mkdir(parents=True)
+            _fsync_dir(root.parent)
+        lock_fd = _lock(root)
+        try:
+            found = _existing(root, PLAIN_NAME, ZSTD_NAME, UPGRADED_PLAIN_NAME, UPGRADED_ZSTD_NAME)
+            if found:
+                raise SeqlogError(LibCode.SESSION_EXISTS, f"{root}: a session already exists ({found[0].name})")
+            path = root / (ZSTD_NAME if compression == "zstd" else PLAIN_NAME)
+            _write_new_file(path, contents)
+            return cls(root, path, session, lock_fd, loaded=None, buffer_bytes=buffer_bytes, max_line_bytes=max_line_bytes)
+        except BaseException:
+            _unlock(lock_fd)
+            raise
+
+    @classmethod
+    def open(
+        cls,
+        directory: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> SessionStore:
+        """Reopen a session for writing: cut a torn tail, append and sync the closers of an orphaned turn."""
+        root = Path(directory)
+        if not root.is_dir():
+            raise SeqlogError(LibCode.SESSION_NOT_FOUND, f"{root}: no such session directory")
+        lock_fd = _lock(root)
+        try:
+            for stale in root.glob("*.tmp"):
+                stale.unlink()  # a create or upgrade that never renamed: nothing in it was committed
+            path = _current_file(root)
+            loaded, complete, torn, open_frame = _read(path, clock)
+            if loaded.version != 1:
+                path = cls._write_upgrade(root, path, loaded)
+            else:
+                cls._finish_tail(path, complete, torn, open_frame, loaded.closers)
+            return cls(root, path, loaded.session, lock_fd, loaded=loaded, buffer_bytes=buffer_bytes, max_line_bytes=max_line_bytes)
+        except BaseException:
+            _unlock(lock_fd)
+            raise
+
+    @staticmethod
+    def _write_upgrade(root: Path, source: Path, loaded: LoadedLog) -> Path:
+        target = root / (UPGRADED_ZSTD_NAME if _is_zstd(source) else UPGRADED_PLAIN_NAME)
+        _write_new_file(target, _initial_contents(loaded.header, loaded.session.events, _is_zstd(target)))
+        return target
+
+    @staticmethod
+    def _finish_tail(path: Path, complete: int, torn: bool, open_frame: bool, closers: tuple[Event, ...]) -> None:
+        """Cut a torn tail, end a frame a crash left open, append the closers; all durable before use."""
+        if not (torn or open_frame or closers):
+            return
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            if torn:
+                os.ftruncate(fd, complete)
+            os.lseek(fd, 0, os.SEEK_END)
+            tail = END_BLOCK if open_frame else b""
+            body = b"".join(encode_event_line(closer) for closer in closers)
+            if body:
+                tail += single_frame(body) if _is_zstd(path) else body
+            _write_all(fd, tail)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    # Writing ------------------------------------------------------------------------------------
+
+    def prepare(self, event: Event) -> bytes:
+        """Encode the line for ``event``, refusing what cannot be stored safely; nothing is written yet."""
+        self._check_usable()
+        envelope = encode_event(event)
+        try:
+            line = orjson.dumps(envelope) + b"\n"
+        except orjson.JSONEncodeError:
+            if _nesting(envelope) > MAX_NESTING:
+                raise SeqlogError(
+                    LibCode.PAYLOAD_TOO_DEEP, f"event seq {event.seq} nests deeper than {MAX_NESTING} levels"
+                ) from None
+            line = encode_event_line(event)
+        if len(line) > self._max_line_bytes:
+            raise SeqlogError(
+                LibCode.PAYLOAD_TOO_LARGE, f"event seq {event.seq} is {len(line)} bytes; the limit is {self._max_line_bytes}"
+            )
+        return line
+
+    def accept(self, event: Event, encoded: bytes) -> None:
+        """Buffer a committed event's line; sync at step and turn ends, spill when the buffer is full."""
+        self._buffer.append(encoded)
+        self._buffered_bytes += len(encoded)
+        self._buffered_events += 1
+        if event.type in CHECKPOINT_TYPES:
+            self.checkpoint()
+        elif self._buffered_bytes >= self._buffer_limit:
+            self._guarded(self._flush)
+
+    def checkpoint(self) -> None:
+        """Make every appended event durable: write the buffer, then ``fsync``."""
+        self._check_usable()
+        self._guarded(self._sync)
+
+    def _sync(self) -> None:
+        self._flush()
+        assert self._fd is not None
+        if self._durable < self._written:
+            os.fsync(self._fd)
+            self._durable = self._written
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        payload = b"".join(self._buffer)
+        if self._frames is not None:
+            payload = self._frames.encode(payload)
+        assert self._fd is not None
+        _write_all(self._fd, payload)
+        self._buffer.clear()
+        self._buffered_bytes = 0
+        self._written += self._buffered_events
+        self._buffered_events = 0
+
+    def _guarded(self, action: Any) -> None:
+        try:
+            action()
+        except OSError as error:
+            # After a failed write or fsync the file's state is unknown, so nothing more is written.
+            self._failure = error
+            raise SeqlogError(LibCode.STORE_FAILED, f"{self.path}: {error}; the store refuses further writes") from error
+
+    def _check_usable(self) -> None:
+        if self._fd is None:
+            raise SeqlogError(LibCode.STORE_CLOSED, f"{self.path}: the store is closed")
+        if self._failure is not None:
+            raise SeqlogError(LibCode.STORE_FAILED, f"{self.path}: an earlier write failed ({self._failure})")
+
+    @property
+    def durable_length(self) -> int:
+        """How many events are known to be on stable storage."""
+        return self._durable
+
+    def close(self) -> None:
+        """Make everything durable, end an open zstd frame, and release the lock."""
+        if self._fd is None:
+            return
+        try:
+            if self._failure is None:
+                self._guarded(self._sync)
+                if self._frames is not None:
+                    fd = self._fd
+                    self._guarded(lambda: (_write_all(fd, self._frames.finish() if self._frames else b""), os.fsync(fd)))
+        finally:
+            self.session.attach(None)
+            os.close(self._fd)
+            self._fd = None
+            if self._lock_fd is not None:
+                _unlock(self._lock_fd)
+                self._lock_fd = None
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
