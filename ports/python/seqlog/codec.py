@@ -18,8 +18,9 @@ import orjson
 
 from seqlog.errors import Code, LibCode, SeqlogError
 from seqlog.event import Event, encode_event
-from seqlog.jsonvalue import FrozenObject, freeze, is_nonempty_string, is_safe_natural, lossless_problem
-from seqlog.legacy import FORMAT_VERSION, LEGACY_VERSION, StoredLog, upgrade_with_session
+from seqlog.headerline import FORMAT_VERSION, LEGACY_VERSION, check_header_line
+from seqlog.jsonvalue import FrozenObject, freeze
+from seqlog.legacy import StoredLog, upgrade_with_session
 from seqlog.session import Clock, Session
 
 __all__ = [
@@ -35,9 +36,6 @@ __all__ = [
     "parse_line",
 ]
 
-HEADER_LINE_KEYS = frozenset(
-    {"type", "version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth", "agentPreset"}
-)
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -58,36 +56,6 @@ class LoadedLog:
     dropped_torn_tail: bool
     closers: tuple[Event, ...]
     """Closers appended to end a crash-orphaned turn; empty when the log was closed."""
-
-
-def check_header_line(header: Mapping[str, Any]) -> None:
-    """Refuse a session header line that does not name the session and its format version."""
-    problems = []
-    if header.get("type") != "session":
-        problems.append('type must be "session"')
-    if not HEADER_LINE_KEYS.issuperset(header):
-        problems.append(f"unknown member(s) {sorted(set(header) - HEADER_LINE_KEYS)}")
-    if not is_safe_natural(header.get("version")):
-        problems.append("version must be a non-negative integer")
-    if not is_nonempty_string(header.get("id")):
-        problems.append("id must be a non-empty string")
-    if not is_safe_natural(header.get("createdAt")):
-        problems.append("createdAt must be a non-negative safe integer")
-    cwd = header.get("cwd")
-    if cwd is not None and not (isinstance(cwd, str) and cwd.startswith("/")):
-        problems.append("cwd must be an absolute path")
-    for key in ("seedLength", "delegationDepth"):
-        if key in header and not is_safe_natural(header[key]):
-            problems.append(f"{key} must be a non-negative integer")
-    for key in ("parentSession", "agentPreset"):
-        if key in header and not is_nonempty_string(header[key]):
-            problems.append(f"{key} must be a non-empty string")
-    if "origin" in header and header["origin"] != "subagent":
-        problems.append('origin must be "subagent"')
-    if lossless_problem(header) is not None:
-        problems.append("is not lossless JSON")
-    if problems:
-        raise SeqlogError(Code.JSONL_HEADER_INVALID, "line 1: session header " + "; ".join(problems))
 
 
 # Reading ----------------------------------------------------------------------------------------
@@ -139,12 +107,11 @@ def parse_line(line: bytes | str) -> dict[str, Any]:
             raise LineError("starts with a byte-order mark")
         if "\r" in line:
             raise LineError("contains a carriage return (CRLF line endings are not allowed)")
+        text: str | None = None
         try:
             data = line.encode("utf-8")
         except UnicodeEncodeError:
             data, text = b"", line  # lone surrogates: only the strict reader can take them
-        else:
-            text = None
     else:
         if line.startswith(_BOM):
             raise LineError("starts with a byte-order mark")
@@ -233,7 +200,8 @@ def _load(lines: Sequence[bytes | str], torn: bool, clock: Clock | None) -> Load
         header = FrozenObject(upgraded.header)
         session = _with_clock(session, clock)
     closers = session.repair()
-    return LoadedLog(header, session, int(version), torn, closers)  # type: ignore[call-overload]
+    assert isinstance(version, int)
+    return LoadedLog(header, session, version, torn, closers)
 
 
 def _with_clock(session: Session, clock: Clock | None) -> Session:

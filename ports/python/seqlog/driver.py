@@ -8,6 +8,8 @@ request gives; the session's own clock is never consulted.
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -217,22 +219,50 @@ def _error(request_id: Any, code: str, message: str) -> dict[str, Any]:
     return {"id": request_id, "ok": False, "error": {"code": code, "message": message}}
 
 
+# From 19 digits on a number may leave the 64-bit range, where orjson reads integers as floats.
+_LONG_DIGITS = re.compile(rb"\d{19,}")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is out of range for a double")
+    return value
+
+
+def read_request(line: bytes) -> Any:
+    """One request line parsed exactly: integers keep every digit, NaN and overflowing floats are refused."""
+    if _LONG_DIGITS.search(line) is None:
+        return orjson.loads(line)
+    return json.loads(line.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def write_reply(reply: dict[str, Any]) -> bytes:
+    """One reply line, newline included."""
+    try:
+        return orjson.dumps(reply) + b"\n"
+    except orjson.JSONEncodeError:
+        try:
+            return json.dumps(reply, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii") + b"\n"
+        except (TypeError, ValueError, RecursionError):
+            return orjson.dumps(_error(reply.get("id"), "UNMAPPED", "reply could not be encoded as JSON")) + b"\n"
+
+
 def serve(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     """Answer JSON Lines requests from stdin on stdout until ``bye`` or end of input."""
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         try:
-            request = orjson.loads(line)
-        except orjson.JSONDecodeError as error:
+            request = read_request(line)
+        except ValueError as error:
             # No reply: without an id any line written would desynchronise the exchange.
             print(f"unreadable request: {error}", file=sys.stderr, flush=True)
             continue
-        reply = handler(request)
-        try:
-            encoded = orjson.dumps(reply)
-        except orjson.JSONEncodeError:
-            encoded = orjson.dumps(_error(reply.get("id"), "UNMAPPED", "reply could not be encoded as JSON"))
-        out.write(encoded + b"\n")
+        out.write(write_reply(handler(request)))
         out.flush()
         if isinstance(request, dict) and request.get("op") == "bye":
             return

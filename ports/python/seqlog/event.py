@@ -148,7 +148,7 @@ def decode_event(raw: object) -> Event:
             sources = decode_sources(raw["sourceEventSeqs"])
     except SeqlogError as error:
         raise error.at(f"event seq {seq}") from None
-    return Event(type_, seq, time, data, ignorable, surface_op, sources)  # type: ignore[arg-type]
+    return Event(type_, seq, time, data, ignorable, surface_op, sources)
 
 
 def encode_surface_op(op: SurfaceOp) -> object:

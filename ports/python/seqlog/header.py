@@ -79,7 +79,7 @@ def check_header_shape(header: object) -> None:
         names: set[str] = set()
         for tool in tools:
             name = tool.get("name") if isinstance(tool, Mapping) else None
-            if not is_nonempty_string(name):
+            if not isinstance(name, str) or name == "":
                 raise SeqlogError(Code.HEADER_INVALID, "request/header tools must be objects with a name")
             if name in names:
                 raise SeqlogError(Code.HEADER_INVALID, "request/header tool names must be unique")

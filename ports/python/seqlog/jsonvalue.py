@@ -30,7 +30,7 @@ class FrozenObject(dict[str, Any]):
 
     __setitem__ = _refuse
     __delitem__ = _refuse
-    __ior__ = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse
     clear = _refuse
     pop = _refuse
     popitem = _refuse
@@ -50,7 +50,7 @@ class FrozenObject(dict[str, Any]):
         return f"FrozenObject({dict.__repr__(self)})"
 
 
-JsonValue: TypeAlias = None | bool | int | float | str | tuple["JsonValue", ...] | FrozenObject
+JsonValue: TypeAlias = bool | int | float | str | tuple["JsonValue", ...] | FrozenObject | None
 """A frozen lossless JSON value."""
 
 EMPTY_OBJECT = FrozenObject()
@@ -96,9 +96,10 @@ def _scalar(value: object) -> object:
             return value
         raise NotLossless("is an integer outside the safe range")
     if kind is float:
-        if not math.isfinite(value):  # type: ignore[arg-type]
+        number = float(value)  # type: ignore[arg-type]
+        if not math.isfinite(number):
             raise NotLossless("is not a finite number")
-        if value == 0.0 and math.copysign(1.0, value) < 0:  # type: ignore[arg-type]
+        if number == 0.0 and math.copysign(1.0, number) < 0:
             raise NotLossless("is -0")
         return value
     if value is None or isinstance(value, bool | str):

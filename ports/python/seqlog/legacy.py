@@ -29,11 +29,9 @@ from typing import Any
 from seqlog.errors import Code, SeqlogError
 from seqlog.event import KNOWN_TYPES
 from seqlog.header import LEGACY_REASON_FALLBACK, dropped_in_canonical
+from seqlog.headerline import FORMAT_VERSION, LEGACY_VERSION, check_header_line
 from seqlog.jsonvalue import FrozenObject, as_array, as_object, freeze, is_nonempty_string
 from seqlog.session import Session
-
-FORMAT_VERSION = 1
-LEGACY_VERSION = 0
 
 COMPACT_RENAMES = {
     "compact/start": "compaction/start",
@@ -190,8 +188,6 @@ def _freeze_loose(value: Mapping[str, Any]) -> object:
 
 def check_header_and_version(header: Mapping[str, Any]) -> int:
     """The format version of a valid header line; refuses a header line that is not valid."""
-    from seqlog.codec import check_header_line
-
     check_header_line(header)
     version: int = header["version"]
     if version not in (LEGACY_VERSION, FORMAT_VERSION):

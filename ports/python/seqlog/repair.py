@@ -73,8 +73,8 @@ class OpenTail:
                 self.pending[call_id] = PendingCall(call_id, step, None)
         elif type_ == "tool/call":
             data = as_object(event.data)
-            call_id = data.get("callId") if data is not None else None
-            known = self.pending.get(call_id) if isinstance(call_id, str) else None
+            started = data.get("callId") if data is not None else None
+            known = self.pending.get(started) if isinstance(started, str) else None
             if known is not None:
                 self.pending[known.call_id] = PendingCall(known.call_id, known.step, event.seq)
         elif type_ == "tool/result":

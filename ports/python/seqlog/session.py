@@ -25,6 +25,7 @@ from typing import Any, Protocol, overload
 from seqlog.errors import Code, LibCode, SeqlogError
 from seqlog.event import END_SEED, Event, Replace, SurfaceOp, decode_event, encode_surface_op, vocabulary_check
 from seqlog.header import check_header_event, header_of
+from seqlog.headerline import FORMAT_VERSION, check_header_line
 from seqlog.jsonvalue import EMPTY_OBJECT, FrozenObject, as_object
 from seqlog.messages import check_message, pairing_delta
 from seqlog.repair import OpenTail
@@ -104,22 +105,15 @@ class EventsView(Sequence[Event]):
         return iter(self._events)
 
 
-def _raw_event(
-    type_: object,
-    seq: int,
-    time: object,
-    data: object,
-    surface_op: object,
-    source_event_seqs: object,
-    ignorable: bool,
-) -> dict[str, object]:
+def _raw_event(type_: object, seq: int, time: object, data: object, metadata: Mapping[str, object]) -> dict[str, object]:
     raw: dict[str, object] = {"type": type_, "seq": seq, "time": time, "data": data}
-    if ignorable:
+    if metadata["ignorable"]:
         raw["ignorable"] = True
+    surface_op, sources = metadata["surface_op"], metadata["source_event_seqs"]
     if surface_op is not None:
         raw["surfaceOp"] = encode_surface_op(surface_op) if isinstance(surface_op, Replace) else surface_op
-    if source_event_seqs is not None:
-        raw["sourceEventSeqs"] = list(source_event_seqs) if isinstance(source_event_seqs, tuple) else source_event_seqs
+    if sources is not None:
+        raw["sourceEventSeqs"] = list(sources) if isinstance(sources, tuple) else sources
     return raw
 
 
@@ -154,8 +148,6 @@ class Session:
         ``header`` is the JSONL session header line; by default a fresh id and the clock's time.
         A seed is validated whole; a refusal names the seed index and nothing is constructed.
         """
-        from seqlog.codec import FORMAT_VERSION, check_header_line  # the codec imports this module
-
         clock = clock or wall_clock_ms
         if header is None:
             header = {"type": "session", "version": FORMAT_VERSION, "id": uuid.uuid4().hex, "createdAt": clock()}
@@ -257,7 +249,7 @@ class Session:
         """Validate and commit one full event (seq and time included) and return it frozen."""
         return self.commit(self.validate(raw))
 
-    def append(
+    def append(  # noqa: PLR0917 - the documented call shape: type and data, then optional envelope members
         self,
         type: str,
         data: object,
@@ -268,7 +260,8 @@ class Session:
     ) -> Event:
         """Append the next event, assigning its seq and (unless given) its time from the clock."""
         stamp = self._clock() if time is None else time
-        raw = _raw_event(type, len(self._events), stamp, data, surface_op, source_event_seqs, ignorable)
+        metadata = {"surface_op": surface_op, "source_event_seqs": source_event_seqs, "ignorable": ignorable}
+        raw = _raw_event(type, len(self._events), stamp, data, metadata)
         return self.commit(self.validate(raw))
 
     def attach(self, sink: EventSink | None) -> None:

@@ -248,7 +248,9 @@ class SessionStore:
                 path = cls._write_upgrade(root, path, loaded)
             else:
                 cls._finish_tail(path, complete, torn, open_frame, loaded.closers)
-            return cls(root, path, loaded.session, lock_fd, loaded=loaded, buffer_bytes=buffer_bytes, max_line_bytes=max_line_bytes)
+            return cls(
+                root, path, loaded.session, lock_fd, loaded=loaded, buffer_bytes=buffer_bytes, max_line_bytes=max_line_bytes
+            )
         except BaseException:
             _unlock(lock_fd)
             raise
@@ -347,6 +349,11 @@ class SessionStore:
         if self._failure is not None:
             raise SeqlogError(LibCode.STORE_FAILED, f"{self.path}: an earlier write failed ({self._failure})")
 
+    def _finish_frame(self) -> None:
+        assert self._fd is not None and self._frames is not None
+        _write_all(self._fd, self._frames.finish())
+        os.fsync(self._fd)
+
     @property
     def durable_length(self) -> int:
         """How many events are known to be on stable storage."""
@@ -360,8 +367,7 @@ class SessionStore:
             if self._failure is None:
                 self._guarded(self._sync)
                 if self._frames is not None:
-                    fd = self._fd
-                    self._guarded(lambda: (_write_all(fd, self._frames.finish() if self._frames else b""), os.fsync(fd)))
+                    self._guarded(self._finish_frame)
         finally:
             self.session.attach(None)
             os.close(self._fd)

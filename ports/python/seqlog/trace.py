@@ -100,7 +100,7 @@ def advance(state: Brackets, event: Event) -> Brackets:
             raise SeqlogError(Code.TURN_ALREADY_OPEN, f"{where} while turn {state.open_turn} is still open")
         if turn != state.last_turn + 1:
             raise SeqlogError(Code.TURN_NUMBER, f"{where} must start turn {state.last_turn + 1}, got {turn}")
-        return Brackets(open_turn=turn, last_turn=turn)  # type: ignore[arg-type]
+        return Brackets(open_turn=turn, last_turn=turn)
     if type_ == "turn/end":
         if state.open_turn is None or turn != state.open_turn:
             raise SeqlogError(Code.TURN_END_MISMATCH, f"{where} does not match open turn {state.open_turn}")
@@ -114,7 +114,7 @@ def advance(state: Brackets, event: Event) -> Brackets:
             raise SeqlogError(Code.STEP_ALREADY_OPEN, f"{where} while step {state.open_step} is still open")
         if step != state.last_step + 1:
             raise SeqlogError(Code.STEP_NUMBER, f"{where} must start step {state.last_step + 1}, got {step}")
-        return Brackets(state.open_turn, state.last_turn, step, step)  # type: ignore[arg-type]
+        return Brackets(state.open_turn, state.last_turn, step, step)
     if type_ == "step/end":
         if state.open_step is None or turn != state.open_turn or step != state.open_step:
             raise SeqlogError(Code.STEP_END_MISMATCH, f"{where} does not match open step {state.open_turn}/{state.open_step}")
