@@ -41,6 +41,11 @@ def replace(start: int, end: int) -> RawEvent:
     return {"op": "replace", "start": start, "end": end}
 
 
+def replacing(seq: int, start: int, end: int, *sources: int) -> RawEvent:
+    """A user/message at ``seq`` replacing ``start..end`` and citing ``sources``."""
+    return user(seq, op=replace(start, end), sourceEventSeqs=list(sources))
+
+
 def call_block(call_id: str) -> RawEvent:
     """A tool-call content block."""
     return {"type": "tool-call", "id": call_id, "name": "read_file", "arguments": '{"path": "a.py"}'}
