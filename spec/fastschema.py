@@ -49,6 +49,20 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
+def _every(checks: list[Check]) -> Check:
+    """The conjunction of several checks, without a generator per call."""
+    if len(checks) == 1:
+        return checks[0]
+
+    def check(v: Any) -> bool:
+        for part in checks:  # noqa: SIM110 -- a loop, not all(): this runs per keyword per message
+            if not part(v):
+                return False
+        return True
+
+    return check
+
+
 class Compiler:
     """Turns the definitions of one schema document into predicates, resolving local ``$ref``s."""
 
@@ -72,10 +86,7 @@ class Compiler:
         if not isinstance(schema, Mapping):
             raise ValueError(f"not a schema: {schema!r}")
         parts = [self.keyword(key, value, schema) for key, value in schema.items() if key not in ANNOTATIONS]
-        checks = [part for part in parts if part is not None]
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(check(v) for check in checks)
+        return _every([part for part in parts if part is not None])
 
     def keyword(self, key: str, value: Any, schema: Mapping[str, Any]) -> Check | None:
         """The predicate for one keyword (``None`` for keywords handled by a sibling, like ``then``)."""
@@ -112,29 +123,60 @@ class Compiler:
         if name not in self.document["$defs"]:
             raise ValueError(f"dangling reference {ref!r}")
         # Resolved on first call rather than now, so that definitions may refer to each other freely.
-        return lambda v: self.definition(name)(v)
+        resolved: list[Check] = []
+
+        def check(v: Any) -> bool:
+            if not resolved:
+                resolved.append(self.definition(name))
+            return resolved[0](v)
+
+        return check
 
     def _type(self, names: str | list[str], _: Mapping[str, Any]) -> Check:
-        checks = [TYPES[n] for n in ([names] if isinstance(names, str) else names)]
+        if isinstance(names, str):
+            return TYPES[names]
+        checks = [TYPES[n] for n in names]
         return lambda v: any(check(v) for check in checks)
 
     def _required(self, keys: list[str], _: Mapping[str, Any]) -> Check:
-        return lambda v: not isinstance(v, dict) or all(k in v for k in keys)
+        wanted = frozenset(keys)
+        return lambda v: not isinstance(v, dict) or wanted <= v.keys()
 
     def _properties(self, props: Mapping[str, Any], _: Mapping[str, Any]) -> Check:
-        checks = {key: self.compile(sub) for key, sub in props.items()}
-        return lambda v: not isinstance(v, dict) or all(check(v[k]) for k, check in checks.items() if k in v)
+        checks = [(key, self.compile(sub)) for key, sub in props.items()]
+
+        def check(v: Any) -> bool:
+            if isinstance(v, dict):
+                for key, sub in checks:
+                    if key in v and not sub(v[key]):
+                        return False
+            return True
+
+        return check
 
     def _additional(self, sub: Any, schema: Mapping[str, Any]) -> Check:
         known = frozenset(schema.get("properties", {}))
-        check = self.compile(sub)
-        return lambda v: not isinstance(v, dict) or all(check(v[k]) for k in v if k not in known)
+        if sub is False:
+            return lambda v: not isinstance(v, dict) or v.keys() <= known
+        extra = self.compile(sub)
+        return lambda v: not isinstance(v, dict) or all(extra(v[k]) for k in v if k not in known)
 
     def _items(self, sub: Any, _: Mapping[str, Any]) -> Check:
-        check = self.compile(sub)
-        return lambda v: not isinstance(v, list) or all(check(item) for item in v)
+        item_check = self.compile(sub)
+
+        def check(v: Any) -> bool:
+            if isinstance(v, list):
+                for item in v:
+                    if not item_check(item):
+                        return False
+            return True
+
+        return check
 
     def _enum(self, options: list[Any], _: Mapping[str, Any]) -> Check:
+        if all(isinstance(option, str) for option in options):
+            strings = frozenset(options)
+            return lambda v: isinstance(v, str) and v in strings
         return lambda v: any(json_equal(v, option) for option in options)
 
     def _const(self, option: Any, _: Mapping[str, Any]) -> Check:
@@ -165,8 +207,7 @@ class Compiler:
         return lambda v: then(v) if test(v) else otherwise(v)
 
     def _all_of(self, subs: list[Any], _: Mapping[str, Any]) -> Check:
-        checks = [self.compile(sub) for sub in subs]
-        return lambda v: all(check(v) for check in checks)
+        return _every([self.compile(sub) for sub in subs])
 
     def _any_of(self, subs: list[Any], _: Mapping[str, Any]) -> Check:
         checks = [self.compile(sub) for sub in subs]
