@@ -295,6 +295,7 @@ class SubprocessPort:
         self._requests = 0
         self._seconds = 0.0
         self._process: DriverProcess | None = None
+        self._stderr: StderrBuffer | None = None
         self._fault: PortFault | None = None
         self._hello: Hello | None = None
         self.restart()
@@ -323,7 +324,7 @@ class SubprocessPort:
 
     def stderr_tail(self, limit: int = STDERR_TAIL_BYTES) -> str:
         """The end of the current (or last) driver's stderr."""
-        return "" if self._process is None else self._process.stderr.tail(limit)
+        return "" if self._stderr is None else self._stderr.tail(limit)
 
     def restart(self) -> None:
         """Kill any running driver, start a fresh one and say ``hello``; raises :class:`PortFault`."""
@@ -332,6 +333,7 @@ class SubprocessPort:
         self._hello = None
         try:
             self._process = DriverProcess(self.argv, self.cwd, self.env)
+            self._stderr = self._process.stderr
         except PortFault as fault:
             self._fault = fault
             raise

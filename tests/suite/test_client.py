@@ -171,6 +171,7 @@ def test_close_kills_a_driver_that_ignores_bye() -> None:
     assert time.monotonic() - started < SLACK
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+    assert "ignore_bye: not leaving" in port.stderr_tail()
     port.close()  # closing twice is harmless
 
 
