@@ -1238,7 +1238,7 @@ def submit(builder: SessionBuilder, candidate: Candidate) -> object:
     if candidate.context == "load":
         return load_session(value)
     if candidate.context == "upgrade":
-        header = freeze(value["header"])
+        header, events = freeze(value["header"]), tuple(freeze(e) for e in value["events"])
         assert isinstance(header, Mapping)
-        return upgrade_v0(StoredLog(header, tuple(value["events"])))
+        return upgrade_v0(StoredLog(header, events))  # type: ignore[arg-type]
     return balanced_around(state.surface.nodes, state.events, value)
