@@ -7,6 +7,7 @@ and submitted through the contracted model in its context.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Iterator
@@ -21,9 +22,14 @@ from spec.mutations import CONTEXTS, MUTATIONS, Candidate, Mutation, applicable,
 SEEDS = (0, 1, 2)
 
 
+@functools.cache
+def _builders() -> dict[str, SessionBuilder]:
+    """One builder per state, shared: building candidates never changes a builder (tested below)."""
+    return {name: make() for name, make in BUILDER_STATES.items()}
+
+
 def _candidates(mutation: Mutation) -> Iterator[tuple[str, SessionBuilder, Candidate]]:
-    for state_name, make in BUILDER_STATES.items():
-        builder = make()
+    for state_name, builder in _builders().items():
         for seed in SEEDS:
             value = mutation.build(builder, random.Random(seed))
             if value is not None:
@@ -33,8 +39,7 @@ def _candidates(mutation: Mutation) -> Iterator[tuple[str, SessionBuilder, Candi
 def _produced() -> dict[str, set[Code]]:
     """Mutation name → the codes its candidates were refused with, over every state and seed."""
     produced: dict[str, set[Code]] = {m.name: set() for m in MUTATIONS}
-    for state_name, make in BUILDER_STATES.items():
-        builder = make()
+    for state_name, builder in _builders().items():
         for seed in SEEDS:
             for candidate in applicable(builder, random.Random(seed)):
                 result = submit(builder, candidate)
