@@ -1,4 +1,12 @@
-"""The ``python -m spec`` command line."""
+"""The ``python -m spec`` command line (also installed as ``sessionlog-check``).
+
+* ``check``: run the conformance machines against a port and print the result matrix;
+* ``replay FILE``: re-run a counterexample file against a port;
+* ``check-log PATH``: check one stored log offline against the model;
+* ``catalogue``: regenerate ``invariants.md``.
+
+``sessionlog-check`` called with ``check``'s options (or none) runs ``check``.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +14,89 @@ import argparse
 import sys
 from pathlib import Path
 
-from spec import catalogue
+from spec import catalogue, commands
+from spec.port import GROUPS
+from spec.profiles import PROFILES
+
+COMMANDS = ("check", "replay", "check-log", "catalogue")
+CHECK_SCRIPT = "sessionlog-check"
+
+
+def _port_options(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--driver", metavar="CMD", help="a driver program speaking sessionlog-driver/1 ('node driver.mjs')")
+    target.add_argument("--port", metavar="PORT", help="'python' or 'model' (in-process), or a driver command line")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per request to a driver (default 5)")
+    parser.add_argument("--strict-codes", action="store_true", help="require the model's violation code on every refusal")
+
+
+def _groups(text: str) -> list[str]:
+    groups = [g.strip() for g in text.split(",") if g.strip()]
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown group(s) {unknown}; choose from {', '.join(GROUPS)}")
+    return groups
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="python -m spec", description="sessionlog-spec: model, spec, conformance suite")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="check a port against the model with the conformance state machines")
+    _port_options(check)
+    check.add_argument("--profile", choices=sorted(PROFILES), default="dev", help="how hard to search (default dev)")
+    check.add_argument("--only", type=_groups, action="append", metavar="GROUP", help="run only these groups (a,b or repeated)")
+    check.add_argument("--seed", type=int, help="derandomise with this seed (the example database is not used)")
+    check.add_argument("--report", type=Path, metavar="OUT.json", help="write a JSON report")
+    check.add_argument("--junit", type=Path, metavar="OUT.xml", help="write JUnit XML")
+    check.add_argument("--expect-fail", type=Path, metavar="FILE", help="JSON or TOML list of expected failures")
+    check.add_argument("--cases-dir", type=Path, default=Path("reports/cases"), help="counterexample directory (reports/cases)")
+    check.add_argument("--database", metavar="DIR", help="Hypothesis example database directory ($SESSIONLOG_DATABASE)")
+    check.add_argument("--max-examples", type=int, metavar="N", help="override the profile's examples per group")
+    check.add_argument("--steps", type=int, metavar="N", help="override the profile's steps per example")
+    check.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    replay = sub.add_parser("replay", help="re-run a counterexample file against a port and show the diff")
+    replay.add_argument("case", type=Path, metavar="FILE")
+    _port_options(replay)
+
+    check_log = sub.add_parser("check-log", help="check one stored log (v1, or v0 through the edge) against the model")
+    check_log.add_argument("path", type=Path, metavar="PATH.jsonl")
+
+    cat = sub.add_parser("catalogue", help="regenerate invariants.md from the registry, contracts and tests")
+    cat.add_argument("--output", type=Path, default=catalogue.ROOT / "invariants.md")
+    cat.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
+    return parser
+
+
+def _with_command(argv: list[str]) -> list[str]:
+    """``sessionlog-check`` with check options (or none) means ``check``."""
+    if Path(sys.argv[0]).name == CHECK_SCRIPT and (not argv or argv[0] not in (*COMMANDS, "-h", "--help")):
+        return ["check", *argv]
+    return argv
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand and return its exit status."""
-    parser = argparse.ArgumentParser(prog="python -m spec", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    cat = sub.add_parser("catalogue", help="regenerate invariants.md from the registry, contracts and tests")
-    cat.add_argument("--output", type=Path, default=catalogue.ROOT / "invariants.md")
-    cat.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
-    args = parser.parse_args(argv)
-    if args.command == "catalogue":
-        text = catalogue.render_current()
-        if args.check:
-            current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-            if current != text:
-                print(f"{args.output} is stale: run python -m spec catalogue", file=sys.stderr)
-                return 1
-            return 0
-        args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}")
+    args = build_parser().parse_args(_with_command(list(sys.argv[1:] if argv is None else argv)))
+    if args.command == "check":
+        return commands.check(args)
+    if args.command == "replay":
+        return commands.replay_case(args)
+    if args.command == "check-log":
+        return commands.check_log_file(args.path)
+    return _catalogue(args.output, args.check)
+
+
+def _catalogue(output: Path, check_only: bool) -> int:
+    text = catalogue.render_current()
+    if check_only:
+        current = output.read_text(encoding="utf-8") if output.exists() else ""
+        if current != text:
+            print(f"{output} is stale: run python -m spec catalogue", file=sys.stderr)
+            return 1
+        return 0
+    output.write_text(text, encoding="utf-8")
+    print(f"wrote {output}")
     return 0

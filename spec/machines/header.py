@@ -1,0 +1,120 @@
+"""The ``header`` group: the writer decision rule and request-header reconstruction.
+
+Each step's request asks the port's ``header_decision`` (with the assembled header in a drawn,
+possibly non-canonical presentation, which must not change the answer) and appends the snapshot
+the model decides.  Reconstruction is checked through ``fold_header`` and, when the port also runs
+sessions, through ``state.header`` after every append.  Invalid header events and malformed
+assembled headers must be refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
+
+from model.violation import Code
+from spec.builders import RawEvent
+from spec.machines.agent import HarnessMachine, mutations_in
+from spec.machines.base import step
+from spec.mutations import MUTATIONS, Mutation
+
+PRESENTATIONS = ("canonical", "reordered", "empty-system", "empty-tools", "unmarked-defaults")
+"""Spellings of the same assembled header: equality must see through all of them."""
+PROBES = ("fold", "fold_non_canonical", "bad_header")
+BAD_HEADERS = ("unpinned", "unknown-member", "duplicate-tools", "system-not-text")
+
+
+def presented(header: dict[str, Any], how: str) -> dict[str, Any]:
+    """``header`` spelled as ``how``: the same header by the equality rule."""
+    out = dict(header)
+    if how == "reordered":
+        out = {k: header[k] for k in reversed(list(header))}
+        out["config"] = {k: header["config"][k] for k in reversed(list(header["config"]))}
+    elif how == "empty-system" and "system" not in out:
+        out["system"] = ""
+    elif how == "empty-tools" and "tools" not in out:
+        out["tools"] = []
+    elif how == "unmarked-defaults" and "adapterDefaults" not in out:
+        out["adapterDefaults"] = {}
+    return out
+
+
+def broken(header: dict[str, Any], how: str) -> dict[str, Any]:
+    """``header`` made invalid as ``how``."""
+    out = dict(header)
+    if how == "unpinned":
+        out["config"] = {k: v for k, v in header["config"].items() if k != "model"}
+    elif how == "unknown-member":
+        out["messagePrefix"] = []
+    elif how == "duplicate-tools":
+        tool = {"name": "read_file", "description": "the read_file tool"}
+        out["tools"] = [tool, dict(tool)]
+    else:
+        out["system"] = ["You are terse."]
+    return out
+
+
+class HeaderMachine(HarnessMachine):
+    """Checks ``header_decision``, ``fold_header`` and ``state.header``."""
+
+    group = "header"
+    injections = mutations_in(("append",), owners=("HDR",)) + tuple(
+        m for m in MUTATIONS if m.context == "append" and m.code is Code.LEGACY_FALLBACK_REASON
+    )
+
+    @property
+    def live(self) -> bool:
+        """Whether the port also runs sessions, so its ``state.header`` can be watched."""
+        return self.ctx.supports("session")
+
+    def start(self) -> None:
+        if self.live:
+            self.exchange("reset")
+
+    def deliver(self, raw: RawEvent) -> None:
+        if self.live:
+            self.exchange_ok("append", event=raw)
+            self.h.commit(raw)
+        else:
+            self.h.commit(raw)
+            self.exchange("fold_header", events=list(self.h.log))
+
+    def decide(self, data: st.DataObject, begins_series: bool) -> dict[str, Any] | None:
+        how = data.draw(st.sampled_from(PRESENTATIONS), label="presentation")
+        facts = self.h.facts(begins_series)
+        result = self.exchange_ok(
+            "header_decision", events=list(self.h.log), header=presented(self.h.assembled(), how), instance=facts
+        )
+        decision: dict[str, Any] | None = result["decision"]
+        self.tag("INV-HDR-7" if how != "canonical" else "INV-HDR-8")
+        if facts["first_request"]:
+            self.tag("INV-HDR-9")
+        elif decision is not None and decision["reason"] == "change":
+            self.tag("INV-HDR-10")
+        else:
+            self.tag("INV-HDR-11")
+        return decision
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        facts = self.h.facts(begins_series=False)
+        self.exchange("header_decision", events=[*self.h.log, candidate], header=self.h.assembled(), instance=facts)
+
+    @rule(data=st.data(), probe=st.sampled_from(PROBES))
+    @step
+    def probe_headers(self, data: st.DataObject, probe: str) -> None:
+        if probe == "bad_header":
+            self.retitle("request_with_bad_header")
+            how = data.draw(st.sampled_from(BAD_HEADERS), label="broken as")
+            facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
+            self.exchange("header_decision", events=list(self.h.log), header=broken(self.h.assembled(), how), instance=facts)
+            return
+        self.retitle("fold_headers")
+        events: list[Any] = list(self.h.log)
+        if probe == "fold_non_canonical":
+            how = data.draw(st.sampled_from(PRESENTATIONS[2:]), label="presentation")
+            snapshot = presented(self.h.assembled(), how)
+            payload = {"header": snapshot, "reason": "change"}
+            events.append({"type": "request/header", "seq": len(events), "time": 0, "data": payload})
+        self.exchange("fold_header", events=events)

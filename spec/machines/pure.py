@@ -1,0 +1,102 @@
+"""Machines for the pure groups: the harness builds the session, the port judges whole logs.
+
+``surface``, ``repair`` and ``compaction`` ops take a whole log and leave the live session alone.
+After every event the harness commits, the machine sends the log so far to the group's op and
+compares the answer; invalid candidates are sent as the log plus the candidate.  When the port
+also runs sessions, each example ends by checking that none of this touched the live session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from spec.builders import RawEvent
+from spec.machines.agent import HarnessMachine, mutations_in
+from spec.machines.base import step
+from spec.mutations import Mutation
+from spec.port import Ok
+
+
+class PureMachine(HarnessMachine):
+    """A harness machine that asks one pure op about the whole log after every event."""
+
+    op = ""
+
+    def start(self) -> None:
+        if self.ctx.supports("session"):
+            self.exchange("reset")
+
+    def deliver(self, raw: RawEvent) -> None:
+        self.h.commit(raw)
+        self.observe(self.h.log)
+
+    def observe(self, events: list[Any]) -> None:
+        """Ask the port's op about ``events``."""
+        reply = self.exchange(self.op, events=list(events))
+        if isinstance(reply, Ok):
+            self.tag(*self.exercised(reply.result))
+
+    def exercised(self, result: Any) -> tuple[str, ...]:
+        """Invariants an accepted answer shows were in play (beyond the rule table's)."""
+        return ()
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        self.observe([*self.h.log, candidate])
+
+    def teardown(self) -> None:
+        if not self.failed and self.ctx.supports("session"):
+            self.exchange("state")
+        super().teardown()
+
+
+class SurfaceMachine(PureMachine):
+    """Checks ``fold_surface``: nodes, replace generation and every replacement."""
+
+    group = "surface"
+    op = "fold_surface"
+    injections = mutations_in(("append",), owners=("SURF",))
+
+
+class CompactionMachine(PureMachine):
+    """Checks ``cuts``: the tool-pairing balance at every cut of the surface."""
+
+    group = "compaction"
+    op = "cuts"
+    injections = mutations_in(("append",), owners=("COMPACT",))
+
+    def exercised(self, result: Any) -> tuple[str, ...]:
+        # An unbalanced cut means calls were pending there: the count was walked up and back down.
+        return ("INV-COMPACT-1",) if not all(result["balanced"]) else ()
+
+
+class RepairMachine(PureMachine):
+    """Checks ``repair`` on every prefix the harness reaches, on crash cuts, and on repaired logs."""
+
+    group = "repair"
+    op = "repair"
+    injections = mutations_in(("append",))
+
+    def exercised(self, result: Any) -> tuple[str, ...]:
+        closers = result["closers"]
+        if not closers:
+            return ("INV-REPAIR-1",)
+        if any(c["type"] == "tool/result" for c in closers):
+            return ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4")
+        return ("INV-REPAIR-2", "INV-REPAIR-4")
+
+    @precondition(lambda self: len(self.h.log) > 1)
+    @rule(data=st.data())
+    @step
+    def repair_crash_prefix(self, data: st.DataObject) -> None:
+        cut = data.draw(st.integers(1, len(self.h.log) - 1), label="crash after event")
+        self.observe(self.h.log[:cut])
+
+    @precondition(lambda self: self.h.state.trace.open_turn is not None)
+    @rule()
+    @step
+    def repair_repaired(self) -> None:
+        closers = self.exchange_ok("repair", events=list(self.h.log))["closers"]
+        self.observe([*self.h.log, *closers])

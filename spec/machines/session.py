@@ -1,0 +1,69 @@
+"""The ``session`` group: a live session built by ``append`` and ``seed``, observed through ``state``.
+
+Every valid event the harness builds is appended to the port and its state compared with the
+model's; invalid candidates (``append`` and ``seed`` mutations) must be refused and must leave the
+state unchanged; now and then the session is replaced by a seed (a child session inheriting its
+parent's history, or a fresh realistic one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
+
+from model.session import SessionState
+from spec.builders import RawEvent, realistic_session
+from spec.machines.agent import HarnessMachine, mutations_in
+from spec.machines.base import step
+from spec.machines.harness import Harness
+from spec.mutations import Mutation
+
+
+class LiveSessionMachine(HarnessMachine):
+    """A harness machine whose events go to the port's live session."""
+
+    def start(self) -> None:
+        self.exchange("reset")
+
+    def deliver(self, raw: RawEvent) -> None:
+        self.exchange_ok("append", event=raw)
+        self.h.commit(raw)
+
+    def check_state(self) -> None:
+        """The port's observable state equals the model's."""
+        self.exchange("state")
+
+    def take_over(self, state: SessionState) -> None:
+        """Continue from a session the port now holds, with a new loop instance."""
+        harness = Harness.from_state(state)
+        harness.mode, harness.model = self.h.mode, self.h.model
+        self.h = harness
+
+
+class SessionMachine(LiveSessionMachine):
+    """Checks ``reset``, ``seed``, ``append`` and ``state``."""
+
+    group = "session"
+    injections = mutations_in(("append", "seed"))
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        if mutation.context == "seed":
+            self.exchange("seed", events=candidate)
+        else:
+            self.exchange("append", event=candidate)
+        self.check_state()
+
+    @rule(source=st.sampled_from(["inherit", "fresh", "empty"]), turns=st.integers(1, 3))
+    @step
+    def reseed(self, source: str, turns: int) -> None:
+        events: list[RawEvent]
+        if source == "inherit":
+            events = list(self.h.log)
+        elif source == "fresh":
+            events = realistic_session(turns, calls_per_step=turns - 1).events
+        else:
+            events = []
+        self.exchange_ok("seed", events=events)
+        self.take_over(self.model.state)

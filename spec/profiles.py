@@ -1,0 +1,78 @@
+"""The Hypothesis profiles of the conformance suite, registered in one place.
+
+``dev`` is a quick smoke run, ``ci`` is what every pull request runs (the whole suite against the
+model and the Python port in a few minutes on two cores), ``nightly`` is the deep search.  The
+example database is a directory shared across runs, so a counterexample found once is tried first
+the next time; ``--seed`` turns it off because a replayed database entry would make the run depend
+on more than the seed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+
+DEFAULT_DATABASE = Path(".hypothesis") / "sessionlog"
+DATABASE_ENV = "SESSIONLOG_DATABASE"
+"""Environment variable naming the example database directory (``--database`` wins over it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """How hard one run searches: examples per group and steps per example."""
+
+    name: str
+    max_examples: int
+    step_count: int
+    require_full_coverage: bool
+    """Whether a run fails when an observable invariant or code was never exercised."""
+    targeting: bool = False
+    """Whether to spend time hill-climbing towards examples that exercise more invariants."""
+
+
+PROFILES: dict[str, Profile] = {
+    "dev": Profile("dev", max_examples=12, step_count=30, require_full_coverage=False),
+    "ci": Profile("ci", max_examples=60, step_count=45, require_full_coverage=False),
+    "nightly": Profile("nightly", max_examples=1500, step_count=120, require_full_coverage=True, targeting=True),
+}
+
+# Subprocess drivers vary in speed and the machines generate whole sessions: timing health checks
+# would fail a slow-but-correct port, which is not what the suite judges.
+SUPPRESSED = (HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much, HealthCheck.large_base_example)
+
+
+def database_for(directory: str | os.PathLike[str] | None) -> ExampleDatabase:
+    """The shared example database in ``directory`` (or ``$SESSIONLOG_DATABASE``, or the default)."""
+    path = Path(directory or os.environ.get(DATABASE_ENV) or DEFAULT_DATABASE)
+    return DirectoryBasedExampleDatabase(path)
+
+
+def hypothesis_settings(
+    profile: Profile,
+    database: ExampleDatabase | None,
+    max_examples: int | None = None,
+    step_count: int | None = None,
+) -> settings:
+    """The Hypothesis settings of one group run under ``profile``."""
+    return settings(
+        max_examples=max_examples or profile.max_examples,
+        stateful_step_count=step_count or profile.step_count,
+        deadline=None,
+        database=database,
+        derandomize=False,
+        suppress_health_check=SUPPRESSED,
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.normal,
+        phases=tuple(p for p in Phase if p is not Phase.explain and (profile.targeting or p is not Phase.target)),
+    )
+
+
+def register_profiles() -> None:
+    """Register ``sessionlog-dev``, ``sessionlog-ci`` and ``sessionlog-nightly`` with Hypothesis."""
+    for profile in PROFILES.values():
+        settings.register_profile(f"sessionlog-{profile.name}", hypothesis_settings(profile, None))
