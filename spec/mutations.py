@@ -517,30 +517,27 @@ def _surface_op_misspelt(builder: SessionBuilder, rng: random.Random) -> object:
     return {**b.user_message("Go on.", commit=False), "surfaceOp": op}
 
 
+def _replace_starting_at(b: SessionBuilder, rng: random.Random, starts: Sequence[int]) -> object:
+    """A compaction whose start is one of ``starts`` (none on the surface) and whose end is a later surface node."""
+    nodes = b.state.surface.nodes
+    if not starts or not nodes:
+        return None
+    start = rng.choice(starts)
+    end = rng.choice([n for n in nodes if n > start] or list(nodes))
+    e = b.compaction(nodes[0], nodes[0], commit=False)
+    return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": sorted({start, end})}
+
+
 def _replace_start_shadowed(builder: SessionBuilder, rng: random.Random) -> object:
     """A compaction planned on a stale view: its start was already shadowed by an earlier replacement."""
     b = _scratch(builder)
-    shadowed, nodes = _shadowed_seqs(b), b.state.surface.nodes
-    if not shadowed or not nodes:
-        return None
-    start = rng.choice(shadowed)
-    later = [n for n in nodes if n > start] or list(nodes)
-    end = rng.choice(later)
-    e = b.compaction(nodes[0], nodes[0], commit=False)
-    return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": sorted({start, end})}
+    return _replace_starting_at(b, rng, _shadowed_seqs(b))
 
 
 def _replace_start_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
     """A replace whose start names a log-only event (a bracket, a tool call) instead of a surface node."""
     b = _scratch(builder)
-    nodes = b.state.surface.nodes
-    off = [s for s in _off_surface_seqs(b) if b.state.events[s].type not in SURFACE_TYPES]
-    if not off or not nodes:
-        return None
-    start = rng.choice(off)
-    end = rng.choice([n for n in nodes if n > start] or list(nodes))
-    e = b.compaction(nodes[0], nodes[0], commit=False)
-    return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": sorted({start, end})}
+    return _replace_starting_at(b, rng, [s for s in _off_surface_seqs(b) if b.state.events[s].type not in SURFACE_TYPES])
 
 
 def _replace_end_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
@@ -879,6 +876,11 @@ def _chunk_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
     return e
 
 
+def _answered_in_step(b: SessionBuilder) -> list[str]:
+    """The calls answered by a ``tool/result`` in the open step."""
+    return [c for e in _step_events(b) if e.type == "tool/result" and (c := tool_result_call_id(e))]
+
+
 def _result_for_unrecorded_call(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool result for a call the model asked for but whose start was never recorded."""
     b = _scratch(builder)
@@ -896,7 +898,7 @@ def _result_answered_twice(builder: SessionBuilder, rng: random.Random) -> objec
     b = _scratch(builder)
     if _open_step(b) is None or b.state.pending_calls == 0:
         return None
-    answered = [c for e in _step_events(b) if e.type == "tool/result" and (c := tool_result_call_id(e))]
+    answered = _answered_in_step(b)
     return b.tool_result(rng.choice(answered), commit=False) if answered else None
 
 
@@ -909,7 +911,7 @@ def _result_without_pending_call(builder: SessionBuilder, rng: random.Random) ->
     if b.state.pending_calls != 0:
         return None
     step = _open_step(b)
-    answered = [c for e in _step_events(b) if e.type == "tool/result" and (c := tool_result_call_id(e))] if step else []
+    answered = _answered_in_step(b) if step else []
     call = rng.choice(answered) if answered else "call-orphan"
     if step is not None:
         return b.tool_result(call, commit=False)
