@@ -1,0 +1,111 @@
+"""``python -m spec vectors generate|verify|run|add``: the vectors subcommand group."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from spec.implementation import PortUnavailable, port_for
+from spec.port import PortFault
+from spec.vectors import generate as gen
+from spec.vectors import regressions
+from spec.vectors.format import FILE_ORDER, VECTORS_DIR, load_all
+from spec.vectors.report import render
+from spec.vectors.run import FAILED, Options, run_files
+
+COMMAND = "vectors"
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``vectors`` and its subcommands on the main parser's subparsers."""
+    parser = subparsers.add_parser(COMMAND, help="language-neutral conformance vectors: generate, verify, run, add")
+    sub = parser.add_subparsers(dest="vectors_command", required=True)
+    for name, help_ in (("generate", "write vectors/ from the model"), ("verify", "fail if vectors/ differs from the model")):
+        p = sub.add_parser(name, help=help_)
+        p.add_argument("--dir", type=Path, default=VECTORS_DIR, help="the vectors directory")
+    run = sub.add_parser("run", help="run every vector against a port")
+    target = run.add_mutually_exclusive_group()
+    target.add_argument("--port", default=None, help="'model', 'python' or a driver command line")
+    target.add_argument("--driver", default=None, metavar="CMD", help="a driver command line (same as --port CMD)")
+    run.add_argument("--strict-codes", action="store_true", help="also require the model's violation code")
+    run.add_argument("--timeout", type=float, default=5.0, help="per-request timeout of a driver, in seconds")
+    run.add_argument("--large-timeout", type=float, default=300.0, help="per-request timeout for the large vectors")
+    run.add_argument("--only", default="", help="comma-separated files to run (e.g. log,surface)")
+    run.add_argument("--skip", default="", help="comma-separated files to leave out (e.g. large)")
+    run.add_argument("--dir", type=Path, default=VECTORS_DIR, help="the vectors directory")
+    add = sub.add_parser("add", help="import a counterexample file as a regression vector")
+    add.add_argument("file", type=Path)
+    add.add_argument("--dir", type=Path, default=VECTORS_DIR, help="the vectors directory")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen ``vectors`` subcommand; returns the exit status."""
+    command: str = args.vectors_command
+    if command == "generate":
+        return _generate(args.dir)
+    if command == "verify":
+        return _verify(args.dir)
+    if command == "run":
+        return _run(args)
+    return _add(args.file, args.dir)
+
+
+def _generate(root: Path) -> int:
+    generated = gen.generate(root)
+    for path in gen.write(generated, root):
+        print(f"wrote {path}")
+    for draft_id in generated.withheld:
+        print(f"withheld {draft_id}: a known model divergence (spec/vectors/divergences.py)", file=sys.stderr)
+    return 0
+
+
+def _verify(root: Path) -> int:
+    lines = gen.differences(gen.generate(root), root)
+    if not lines:
+        print(f"{root} matches the model")
+        return 0
+    print(f"{root} differs from what the model produces now (run python -m spec vectors generate):", file=sys.stderr)
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)
+    return 1
+
+
+def _files(option: str) -> list[str]:
+    names = [n.strip().removesuffix(".json") for n in option.split(",") if n.strip()]
+    unknown = [n for n in names if n not in FILE_ORDER]
+    if unknown:
+        raise SystemExit(f"unknown vector file(s) {unknown}; known: {', '.join(FILE_ORDER)}")
+    return names
+
+
+def _run(args: argparse.Namespace) -> int:
+    only, skip = _files(args.only), _files(args.skip)
+    documents = {s: d for s, d in load_all(args.dir).items() if (not only or s in only) and s not in skip}
+    try:
+        port = port_for(args.driver or args.port or "model", timeout=args.timeout)
+        hello = port.hello
+    except (PortUnavailable, PortFault) as error:
+        print(f"cannot start the port: {error}", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    try:
+        results = run_files(port, documents, Options(strict_codes=args.strict_codes, large_timeout=args.large_timeout))
+    finally:
+        port.close()
+    render(Console(), hello, results, time.monotonic() - started, args.strict_codes)
+    return 1 if any(r.status == FAILED for r in results) else 0
+
+
+def _add(path: Path, root: Path) -> int:
+    try:
+        case, new = regressions.add(path, root)
+    except (OSError, ValueError, KeyError) as error:
+        print(f"cannot import {path}: {error}", file=sys.stderr)
+        return 2
+    print(f"{'added' if new else 'already present:'} {case['id']} ({case['description']})")
+    return 0

@@ -1,0 +1,1 @@
+"""The drafts of every generated vector, one module per invariant group."""

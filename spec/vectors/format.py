@@ -1,0 +1,102 @@
+"""The on-disk form of the vectors: where the files live, what a case holds, and how it is written.
+
+Every file is a JSON object ``{format, group, title, cases}``; a case is
+``{id, invariants, description, requires, input, expected}`` (see ``vectors/schema.json``).  Files
+are written deterministically: keys sorted, one case per line, ASCII only, so that ``verify`` can
+compare text and a diff shows whole cases.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spec.catalogue import ROOT
+from spec.registry import GROUP_NAMES
+
+FORMAT = "sessionlog-vectors/1"
+VECTORS_DIR = ROOT / "vectors"
+SCHEMA_FILE = "schema.json"
+REGRESSIONS = "regressions"
+LARGE = "large"
+
+GROUP_FILES: dict[str, str] = {
+    "LOG": "log",
+    "SURF": "surface",
+    "TRACE": "trace",
+    "HDR": "header",
+    "REPAIR": "repair",
+    "COMPACT": "compaction",
+    "JSONL": "jsonl",
+    "LEGACY": "legacy",
+}
+"""Invariant group key → file stem: the generated files, one per invariant group."""
+
+TITLES: dict[str, str] = {
+    **{stem: GROUP_NAMES[key] for key, stem in GROUP_FILES.items()},
+    LARGE: "Large logs, described by a generator",
+    REGRESSIONS: "Regressions imported from counterexamples",
+}
+FILE_ORDER: tuple[str, ...] = (*GROUP_FILES.values(), LARGE, REGRESSIONS)
+"""Every file stem, in report order."""
+
+GENERATED: tuple[str, ...] = (*GROUP_FILES.values(), LARGE)
+"""The stems ``generate`` writes from scratch; ``regressions`` only has its expectations refreshed."""
+
+Step = dict[str, Any]
+"""One request without its ``id``: ``{"op": ..., **args}``."""
+Case = dict[str, Any]
+"""One vector as stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A vector before the model has answered it."""
+
+    id: str
+    file: str
+    """The stem of the file it belongs to."""
+    invariants: tuple[str, ...]
+    description: str
+    steps: tuple[Step, ...]
+
+
+def path_of(stem: str, root: Path = VECTORS_DIR) -> Path:
+    """The file that holds the cases of ``stem``."""
+    return root / f"{stem}.json"
+
+
+def document(stem: str, cases: Sequence[Case]) -> dict[str, Any]:
+    """The whole file for ``stem``."""
+    return {"format": FORMAT, "group": stem, "title": TITLES[stem], "cases": list(cases)}
+
+
+def dumps_value(value: Any) -> str:
+    """One JSON value on one line: sorted keys, ASCII, no spaces."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
+def dumps_document(doc: Mapping[str, Any]) -> str:
+    """A file's text: the envelope on its own lines, then one case per line."""
+    head = {k: v for k, v in doc.items() if k != "cases"}
+    lines = ["{"]
+    lines += [f"{dumps_value(key)}:{dumps_value(head[key])}," for key in sorted(head)]
+    cases = [dumps_value(case) for case in doc["cases"]]
+    lines.append('"cases":[')
+    lines += [case + ("," if i < len(cases) - 1 else "") for i, case in enumerate(cases)]
+    lines += ["]", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    """A vector file, read with exact integers (``-0.0`` stays a float)."""
+    value: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return value
+
+
+def load_all(root: Path = VECTORS_DIR) -> dict[str, dict[str, Any]]:
+    """Every vector file present under ``root``, by stem, in report order."""
+    return {stem: load_document(path_of(stem, root)) for stem in FILE_ORDER if path_of(stem, root).exists()}

@@ -1,0 +1,127 @@
+"""Running vectors against a port: each case from a fresh ``reset``, judged against its expectation."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from spec.port import Ok, Port, PortFault
+from spec.vectors.format import LARGE, Case
+from spec.vectors.judge import refusal_problem, result_problem
+from spec.vectors.realistic import expand_step
+
+PASSED, FAILED, UNSUPPORTED = "passed", "failed", "unsupported"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """What one vector did on the port."""
+
+    file: str
+    id: str
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How a run judges and waits."""
+
+    strict_codes: bool = False
+    large_timeout: float | None = 300.0
+    """Per-request timeout for ``large`` vectors on ports that have one (a subprocess driver)."""
+
+
+def run_case(port: Port, case: Case, file: str, options: Options) -> CaseResult:
+    """Run one vector; a port fault fails the case (the caller restarts the port)."""
+    started = time.monotonic()
+    missing = [g for g in case["requires"] if g not in port.hello.capabilities]
+    if missing:
+        return CaseResult(file, case["id"], UNSUPPORTED, f"needs {', '.join(missing)}")
+    try:
+        problem = _problem(port, case, options)
+    except PortFault as fault:
+        problem = f"port fault ({fault.kind}): {fault.detail}"
+    status = PASSED if problem is None else FAILED
+    return CaseResult(file, case["id"], status, problem or "", time.monotonic() - started)
+
+
+def _problem(port: Port, case: Case, options: Options) -> str | None:
+    reset = port.call("reset")
+    if not isinstance(reset, Ok):
+        return f"reset refused: {reset.code}: {reset.message}"
+    refused = {r["step"]: r["code"] for r in case.get("refused_steps", ())}
+    steps = case["input"]
+    header_observed = "header" in port.hello.capabilities
+    for index, step in enumerate(steps):
+        request = expand_step(step)
+        op = request.pop("op")
+        reply = port.call(op, **request)
+        where = f"step {index} ({op})"
+        if index < len(steps) - 1:
+            if index in refused:
+                problem = refusal_problem(refused[index], reply, options.strict_codes)
+                if problem is not None:
+                    return f"{where}: {problem}"
+            elif not isinstance(reply, Ok):
+                return f"{where}: setup refused with {reply.code}: {reply.message}"
+            continue
+        expected = case["expected"]
+        if expected["ok"]:
+            problem = result_problem(op, expected["result"], reply, header_observed)
+            return None if problem is None else f"{where}: {problem}"
+        problem = refusal_problem(expected["code"], reply, options.strict_codes)
+        if problem is not None:
+            return f"{where}: {problem}"
+        if "state" in expected:
+            problem = result_problem("state", expected["state"], port.call("state"), header_observed)
+            return None if problem is None else f"after the refusal, state: {problem}"
+    return None
+
+
+def run_files(port: Port, documents: Mapping[str, Mapping[str, Any]], options: Options) -> list[CaseResult]:
+    """Run every case of every document, in order; a dead subprocess port is restarted once per fault."""
+    results: list[CaseResult] = []
+    for stem, doc in documents.items():
+        with _timeout(port, options.large_timeout if stem == LARGE else None):
+            for case in doc["cases"]:
+                result = run_case(port, case, stem, options)
+                results.append(result)
+                if result.detail.startswith("port fault"):
+                    _restart(port)
+    return results
+
+
+def _restart(port: Port) -> None:
+    restart = getattr(port, "restart", None)
+    if callable(restart):
+        # A port that cannot come back fails every later case with its own fault.
+        with contextlib.suppress(PortFault):
+            restart()
+
+
+@contextlib.contextmanager
+def _timeout(port: Port, seconds: float | None) -> Iterator[None]:
+    """Raise a subprocess port's per-request timeout for the duration of a block."""
+    target: Any = port
+    saved = getattr(target, "timeout", None)
+    if seconds is not None and isinstance(saved, int | float):
+        target.timeout = max(seconds, saved)
+    try:
+        yield
+    finally:
+        if seconds is not None and isinstance(saved, int | float):
+            target.timeout = saved
+
+
+def counts(results: Iterable[CaseResult]) -> dict[str, dict[str, int]]:
+    """Per file: how many cases passed, failed and were unsupported."""
+    table: dict[str, dict[str, int]] = {}
+    for r in results:
+        row = table.setdefault(r.file, {PASSED: 0, FAILED: 0, UNSUPPORTED: 0})
+        row[r.status] += 1
+    return table
