@@ -17,8 +17,9 @@ from pathlib import Path
 from spec import catalogue, commands
 from spec.port import GROUPS
 from spec.profiles import PROFILES
+from spec.vectors import cli as vectors_cli
 
-COMMANDS = ("check", "replay", "check-log", "catalogue")
+COMMANDS = ("check", "replay", "check-log", "catalogue", vectors_cli.COMMAND)
 CHECK_SCRIPT = "sessionlog-check"
 
 
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     cat = sub.add_parser("catalogue", help="regenerate invariants.md from the registry, contracts and tests")
     cat.add_argument("--output", type=Path, default=catalogue.ROOT / "invariants.md")
     cat.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
+    vectors_cli.add_parser(sub)
     return parser
 
 
@@ -86,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         return commands.replay_case(args)
     if args.command == "check-log":
         return commands.check_log_file(args.path)
+    if args.command == vectors_cli.COMMAND:
+        return vectors_cli.run(args)
     return _catalogue(args.output, args.check)
 
 
