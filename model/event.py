@@ -117,15 +117,14 @@ def decode_surface_op(raw: object) -> SurfaceOp | Violation:
     start, end = raw.get("start"), raw.get("end")
     if set(raw) != {"op", "start", "end"} or not is_safe_natural(start) or not is_safe_natural(end):
         return Violation(Code.SURFACE_OP_INVALID, f"invalid replace surfaceOp {dict(raw)!r}")
-    assert isinstance(start, int) and isinstance(end, int)
-    return Replace(start, end)
+    return Replace(int(start), int(end))  # type: ignore[arg-type]
 
 
 def decode_sources(raw: object) -> tuple[int, ...] | Violation:
     """Decode a raw ``sourceEventSeqs`` member: an array of non-negative safe integers (INV-SURF-5)."""
     if not isinstance(raw, list | tuple) or not all(is_safe_natural(s) for s in raw):
         return Violation(Code.SOURCES_INVALID, "sourceEventSeqs must be an array of non-negative safe integers")
-    return tuple(int(s) for s in raw)
+    return tuple(int(s) for s in raw)  # integral floats included: JSON has one number type
 
 
 def decode_event(raw: object) -> Event | Violation:
@@ -148,10 +147,10 @@ def decode_event(raw: object) -> Event | Violation:
         return Violation(Code.ENVELOPE_BAD_TYPE, "event type must be a non-empty string")
     if not is_safe_natural(seq):
         return Violation(Code.ENVELOPE_BAD_SEQ, f"event {type_!r} seq {seq!r} is not a non-negative safe integer")
-    assert isinstance(seq, int)
+    seq = int(seq)
     if not is_safe_natural(time):
         return Violation(Code.ENVELOPE_BAD_TIME, f"event seq {seq} time {time!r} is not a non-negative safe integer")
-    assert isinstance(time, int)
+    time = int(time)
     if "ignorable" in raw and raw["ignorable"] is not True:
         return Violation(Code.ENVELOPE_BAD_IGNORABLE, f"event seq {seq} ignorable must be absent or true")
     for key in ("data", "surfaceOp", "sourceEventSeqs"):

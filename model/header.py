@@ -117,7 +117,7 @@ def canonical_header(header: JsonObject) -> JsonObject:
     for key, value in header.items():
         if key == "system" and value == "":
             continue
-        if key == "tools" and isinstance(value, tuple) and len(value) == 0:
+        if key == "tools" and as_array(value) == ():
             continue
         if key == "adapterDefaults":
             defaults = as_object(value)

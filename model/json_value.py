@@ -25,13 +25,29 @@ RawJson: TypeAlias = object
 
 
 def is_safe_integer(value: object) -> bool:
-    """Whether ``value`` is an ``int`` (not a ``bool``) within ±(2^53 − 1)."""
-    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    """Whether ``value`` is an integral number (not a ``bool``, not -0) within ±(2^53 − 1).
+
+    JSON has one number type: ``1.0`` and ``1`` are the same value, and a reader in another
+    language cannot tell them apart, so an integral float counts as an integer.
+    """
+    if type(value) is int:
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    return (
+        type(value) is float
+        and value.is_integer()
+        and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+        and not (value == 0 and math.copysign(1.0, value) < 0)
+    )
 
 
 def is_safe_natural(value: object) -> bool:
     """Whether ``value`` is a non-negative safe integer."""
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+    return is_safe_integer(value) and value >= 0  # type: ignore[operator]
+
+
+def as_int(value: object) -> int | None:
+    """``value`` as an ``int`` when it is a safe integer (``1.0`` included), else ``None``."""
+    return int(value) if is_safe_integer(value) else None  # type: ignore[call-overload]
 
 
 def lossless_problem(value: RawJson) -> str | None:
@@ -45,7 +61,7 @@ def lossless_problem(value: RawJson) -> str | None:
         if item is None or isinstance(item, bool | str):
             continue
         if type(item) is int:
-            if not is_safe_integer(item):
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                 return f"{path} is an integer outside the safe range"
             continue
         if type(item) is float:
@@ -103,9 +119,11 @@ def as_object(value: JsonValue) -> JsonObject | None:
     return value if isinstance(value, Mapping) else None
 
 
-def as_array(value: JsonValue) -> tuple[JsonValue, ...] | None:
-    """``value`` when it is a JSON array, else ``None``."""
-    return value if isinstance(value, tuple) else None
+def as_array(value: object) -> tuple[JsonValue, ...] | None:
+    """``value`` as a tuple when it is a JSON array (frozen or not), else ``None``."""
+    if isinstance(value, tuple):
+        return value
+    return tuple(value) if isinstance(value, list) else None
 
 
 def is_nonempty_string(value: object) -> bool:

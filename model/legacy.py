@@ -202,8 +202,8 @@ def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
         return refused
     session_id = str(log.header["id"])
     events: list[JsonObject] = []
-    for raw in log.events:
-        events.append(normalise_event(raw, session_id, events) if isinstance(raw, Mapping) else raw)
+    for raw in (freeze(e) for e in log.events):
+        events.append(normalise_event(raw, session_id, events) if isinstance(raw, Mapping) else raw)  # type: ignore[arg-type]
     state = fold_session(events, where="v0 index")
     if isinstance(state, Violation):
         return state

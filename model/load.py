@@ -6,10 +6,11 @@ session (and the same closers) or the same violation.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from model.event import Event
-from model.json_value import JsonObject
+from model.json_value import JsonObject, as_object, freeze
 from model.jsonl import FORMAT_VERSION, LEGACY_VERSION, decode_jsonl, encode_jsonl, version_of
 from model.legacy import StoredLog, upgrade_v0
 from model.repair import interrupted_turn_closers
@@ -40,7 +41,7 @@ def load_session(text: str) -> LoadedSession | Violation:
     if version == FORMAT_VERSION:
         state = fold_session(decoded.events, where="line", first=2)
     elif version == LEGACY_VERSION:
-        upgraded = upgrade_v0(StoredLog(decoded.header, decoded.events))  # type: ignore[arg-type]
+        upgraded = upgrade_v0(StoredLog(decoded.header, tuple(_frozen_events(decoded.events))))
         if isinstance(upgraded, Violation):
             return upgraded
         header = upgraded.header
@@ -55,6 +56,12 @@ def load_session(text: str) -> LoadedSession | Violation:
         assert not isinstance(repaired, Violation), repaired
         state = repaired
     return LoadedSession(header, state, decoded.dropped_torn_tail, closers)
+
+
+def _frozen_events(raws: tuple[Mapping[str, object], ...]) -> list[JsonObject]:
+    """The parsed lines as frozen JSON objects, the form the v0 edge reads."""
+    frozen = [as_object(freeze(raw)) for raw in raws]
+    return [f for f in frozen if f is not None]
 
 
 def save_session(header: JsonObject, state: SessionState) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from model.event import APPEND, Event
-from model.json_value import JsonValue, as_object, freeze
+from model.json_value import JsonValue, as_int, as_object, freeze
 from model.messages import tool_call_ids, tool_result_call_id
 
 OUTCOME_UNKNOWN_TEXT = (
@@ -47,8 +47,7 @@ class OpenTail:
 
 def _int(data: JsonValue, key: str) -> int | None:
     obj = as_object(data)
-    value = obj.get(key) if obj is not None else None
-    return value if type(value) is int else None
+    return as_int(obj.get(key)) if obj is not None else None
 
 
 def scan_open_tail(events: Sequence[Event]) -> OpenTail:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from model.event import Event, Replace
-from model.json_value import JsonObject, as_object, is_safe_natural
+from model.json_value import JsonObject, as_int, as_object, is_safe_natural
 from model.messages import tool_result_call_id, tool_result_error_code
 from model.violation import Code, Violation
 
@@ -89,9 +89,9 @@ def turn_end_reason_problem(seq: int, data: JsonObject) -> Violation | None:
     return Violation(Code.TURN_END_REASON_INVALID, f"turn/end at seq {seq} has an invalid reason: {problem}")
 
 
-def _turn_step(event: Event) -> tuple[object, object]:
+def _turn_step(event: Event) -> tuple[int | None, int | None]:
     data = as_object(event.data)
-    return (data.get("turn"), data.get("step")) if data is not None else (None, None)
+    return (as_int(data.get("turn")), as_int(data.get("step"))) if data is not None else (None, None)
 
 
 def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:
@@ -103,8 +103,7 @@ def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:
             return Violation(Code.TURN_ALREADY_OPEN, f"{where} while turn {state.open_turn} is still open")
         if turn != state.last_turn + 1:
             return Violation(Code.TURN_NUMBER, f"{where} must start turn {state.last_turn + 1}, got {turn}")
-        assert isinstance(turn, int)
-        return TraceState(open_turn=turn, last_turn=turn)
+        return TraceState(open_turn=state.last_turn + 1, last_turn=state.last_turn + 1)
     if event.type == "turn/end":
         if state.open_turn is None or turn != state.open_turn:
             return Violation(Code.TURN_END_MISMATCH, f"{where} does not match open turn {state.open_turn}")
@@ -118,8 +117,7 @@ def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:
             return Violation(Code.STEP_ALREADY_OPEN, f"{where} while step {state.open_step} is still open")
         if step != state.last_step + 1:
             return Violation(Code.STEP_NUMBER, f"{where} must start step {state.last_step + 1}, got {step}")
-        assert isinstance(step, int)
-        return replace(state, open_step=step, last_step=step, step_calls=frozenset())
+        return replace(state, open_step=state.last_step + 1, last_step=state.last_step + 1, step_calls=frozenset())
     if event.type == "step/end":
         if state.open_step is None or turn != state.open_turn or step != state.open_step:
             return Violation(Code.STEP_END_MISMATCH, f"{where} does not match open step {state.open_turn}/{state.open_step}")

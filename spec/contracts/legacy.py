@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import icontract
 
 from model import legacy as _legacy
+from model.json_value import json_equal
 from model.legacy import COMPACT_RENAMES, V0_INVENTORY, StoredLog
 from model.session import fold_session
 from model.violation import Violation
@@ -55,7 +56,7 @@ def only_enumerated_changes(log: StoredLog, result: StoredLog) -> bool:
         return False
     renames = {**COMPACT_RENAMES, "steering/message": "user/message"}
     for before, after in zip(log.events, result.events, strict=True):
-        kept = all(before.get(k) == after.get(k) for k in ("seq", "time", "ignorable", "sourceEventSeqs"))
+        kept = all(json_equal(before.get(k), after.get(k)) for k in ("seq", "time", "ignorable", "sourceEventSeqs"))
         type_ok = after.get("type") == renames.get(str(before.get("type")), before.get("type"))
         if not (kept and type_ok):
             return False

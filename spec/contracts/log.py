@@ -20,7 +20,8 @@ from spec.contracts.header import tracked_header_is_latest
 
 
 def _natural(value: object) -> bool:
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+    integral = type(value) is int or (type(value) is float and value.is_integer() and math.copysign(1.0, value) > 0)
+    return integral and 0 <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
 
 
 def _lossless(value: object) -> bool:
