@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from spec.vectors.format import Case
 
-KNOWN_DIVERGENCES: dict[str, str] = {
-    "legacy/n5-message-prefix": (
-        "N5 is skipped for JSON input: StoredLog declares frozen events, but model.load.load_session and "
-        "ModelDriver.op_upgrade_v0 hand the edge the parsed (unfrozen) events, and _normalise_data only recognises a "
-        "frozen messagePrefix array; the snapshot is then refused with HEADER_INVALID instead of losing messagePrefix"
-    ),
-}
+KNOWN_DIVERGENCES: dict[str, str] = {}
 """Draft id → why the model's answer is wrong.  Every listed draft is meant to be accepted."""
 
 

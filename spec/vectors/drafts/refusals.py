@@ -21,6 +21,8 @@ from spec.vectors.format import GROUP_FILES, Draft, Step, dumps_value
 from spec.vectors.oracle import answer
 
 UNREACHABLE_CONTEXTS = frozenset({"cuts"})
+UNREACHABLE_INVARIANTS = ("INV-COMPACT-5",)
+"""Invariants no request can exercise: the balance around one seq has no op in ``sessionlog-driver/1``."""
 EXTRA_INVARIANTS: dict[str, tuple[str, ...]] = {
     "replace_start_shadowed": ("INV-SURF-13",),
 }
