@@ -1,0 +1,162 @@
+"""seqlog's driver against the model's, reply for reply, on Hypothesis-generated op sequences."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from seqlog_compare import Pair, same_json
+
+from model.json_value import thaw
+from spec import mutations
+from spec.builders import SessionBuilder, realistic_session
+from spec.strategies import candidates, headers, mutated, next_events, sessions, v0_logs
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+
+HEADER_LINE = {"type": "session", "version": 1, "id": "diff", "createdAt": 7}
+
+
+def _corruptions(draw: st.DrawFn, text: str) -> str:
+    """A saved log, unchanged or damaged the ways a disk or a careless editor damages one."""
+    lines = text.split("\n")[:-1]
+    kind = draw(st.sampled_from(["none", "torn", "cut", "garbage", "duplicate", "drop", "crlf", "bom", "version", "v0"]))
+    if kind == "torn" and len(text) > 1:
+        return text + text[: draw(st.integers(1, max(1, len(text) // 3)))].replace("\n", "")
+    if kind == "cut":
+        return text[: draw(st.integers(0, len(text)))]
+    if kind == "garbage":
+        lines.insert(draw(st.integers(1, len(lines))), draw(st.sampled_from(["", "{", "[1]", '{"a":1,"a":2}', "NaN", "{}"])))
+    elif kind == "duplicate" and len(lines) > 1:
+        index = draw(st.integers(1, len(lines) - 1))
+        lines.insert(index, lines[index])
+    elif kind == "drop" and len(lines) > 2:
+        del lines[draw(st.integers(1, len(lines) - 2))]
+    elif kind == "crlf" and lines:
+        index = draw(st.integers(0, len(lines) - 1))
+        lines[index] += "\r"
+    elif kind == "bom":
+        lines[0] = "\ufeff" + lines[0]
+    elif kind == "version":
+        lines[0] = lines[0].replace('"version":1', f'"version":{draw(st.sampled_from([0, 2, -1]))}')
+    elif kind == "v0":
+        lines[0] = lines[0].replace('"version":1', '"version":0')
+    return "".join(line + "\n" for line in lines)
+
+
+def _read_ops(pair: Pair, draw: st.DrawFn, events: list[dict[str, Any]]) -> None:
+    """The pure ops over a log: surface, header, repair, cuts, header decision."""
+    for op in draw(st.lists(st.sampled_from(["fold_surface", "fold_header", "repair", "cuts", "decision"]), max_size=3)):
+        if op == "decision":
+            facts = {k: draw(st.booleans()) for k in ("first_request", "begins_series", "replaced_since_last_request")}
+            pair.call("header_decision", events=events, header=draw(headers()), instance=facts)
+        else:
+            pair.call(op, events=events)
+
+
+@st.composite
+def _scenario(draw: st.DrawFn) -> None:
+    pair = Pair()
+    pair.call("hello")
+    pair.call("reset", header=HEADER_LINE)
+    builder: SessionBuilder = draw(sessions(max_actions=24))
+    log = builder.events
+    hostile_budget = draw(st.integers(0, 4))
+    for index, raw in enumerate(log):
+        if hostile_budget and draw(st.integers(0, 5)) == 0:
+            hostile_budget -= 1
+            kind = draw(st.sampled_from(["candidate", "mutated", "mutated"]))
+            candidate = draw(candidates(index)) if kind == "candidate" else draw(mutated(raw))
+            if pair.call("append", event=candidate)["ok"]:
+                break  # the logs now differ from the drawn session; what follows would only be refused
+        pair.call("append", event=raw)
+        if draw(st.integers(0, 7)) == 0:
+            _read_ops(pair, draw, log[: index + 1])
+    pair.call("state")
+    saved = pair.call("save")["result"]["jsonl"]
+    _read_ops(pair, draw, log)
+    # Reload what was saved, damaged or not, then keep appending to the reloaded session.
+    loaded = pair.call("load", jsonl=_corruptions(draw, saved))
+    if loaded["ok"]:
+        same_log = loaded["result"]["length"] == len(log)
+        pair.call("append", event=draw(next_events(builder)) if same_log else log[0])
+        pair.call("save")
+    # Seed from a prefix, sometimes with one event changed.
+    cut = draw(st.integers(0, len(log)))
+    seed = [copy.deepcopy(e) for e in log[:cut]]
+    if seed and draw(st.booleans()):
+        index = draw(st.integers(0, len(seed) - 1))
+        seed[index] = draw(mutated(seed[index]))
+    pair.call("seed", events=seed)
+    pair.call("state")
+
+
+@FAST
+@given(_scenario())
+def test_sessions_appends_loads_and_seeds_agree(_: None) -> None:
+    """Valid sessions, hostile candidates, reloads of damaged saves and seeds all get the same replies."""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+@given(v0_logs(max_actions=20), st.sampled_from(["as is", "refused", "v1", "text"]), st.randoms(use_true_random=False))
+def test_v0_upgrades_agree(case: Any, twist: str, rng: random.Random) -> None:
+    """The v0 edge converts and refuses exactly as the model does, directly and through ``load``."""
+    pair = Pair()
+    header, events = thaw(case.v0.header), [thaw(e) for e in case.v0.events]
+    if twist == "refused" and events:
+        refused = rng.choice(
+            [
+                {"type": "mode/set", "seq": 0, "time": 0, "data": {}},
+                {"type": "request/header-delta", "seq": 0, "time": 0, "data": {}},
+                {"type": "x-new/thing", "seq": 0, "time": 0, "data": {}, "ignorable": True},
+                {"type": "request/header", "seq": 0, "time": 0, "data": {"header": {}, "reason": "fallback"}},
+            ]
+        )
+        events.insert(rng.randrange(len(events) + 1), refused)
+    if twist == "v1":
+        header = {**header, "version": 1}
+    log = {"header": header, "events": events}
+    pair.call("upgrade_v0", log=log)
+    if twist == "as is" and pair.last["ok"]:
+        # The suite's own oracle for a v0 log: what seqlog converts must be exactly the expected v1 log.
+        expected = {"header": thaw(case.expected.header), "events": [thaw(e) for e in case.expected.events]}
+        assert same_json(pair.last["result"]["log"], expected)
+    if twist in ("text", "refused"):
+        text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in [header, *events])
+        pair.call("load", jsonl=text)
+        pair.call("state")
+
+
+def test_mutation_catalogue_is_refused_code_for_code() -> None:
+    """Every named mutation in the suite's catalogue is refused by seqlog with the model's code."""
+    rng = random.Random(20260)
+    for builder in (SessionBuilder(), realistic_session(turns=2), realistic_session(turns=3, calls_per_step=3)):
+        for candidate in mutations.applicable(builder, rng):
+            pair = Pair()
+            context, value = candidate.context, candidate.value
+            if context == "append":
+                pair.call("seed", events=builder.events)
+                state = pair.call("state")["result"]
+                if state["length"] != len(builder.events):
+                    continue
+                pair.call("load", jsonl=_jsonl(builder.events))
+                reply = pair.call("append", event=value)
+            elif context == "seed":
+                reply = pair.call("seed", events=value)
+            elif context == "load":
+                reply = pair.call("load", jsonl=value)
+            elif context == "upgrade":
+                reply = pair.call("upgrade_v0", log=value)
+            else:
+                reply = pair.call("cuts", events=builder.events)
+                continue
+            assert not reply["ok"], candidate.mutation.name
+            assert reply["error"]["code"] == candidate.code, candidate.mutation.name
+
+
+def _jsonl(events: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(x) + "\n" for x in [HEADER_LINE, *events])
