@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from seqlog.driver import SeqlogDriver
+
 from spec.model_driver import ModelDriver
 
 

@@ -87,10 +87,11 @@ def _scenario(draw: st.DrawFn) -> None:
         pair.call("save")
     # Seed from a prefix, sometimes with one event changed.
     cut = draw(st.integers(0, len(log)))
-    seed = [copy.deepcopy(e) for e in log[:cut]]
-    if seed and draw(st.booleans()):
+    seed: list[object] = [copy.deepcopy(e) for e in log[:cut]]
+    change: bool = draw(st.booleans())
+    if seed and change:
         index = draw(st.integers(0, len(seed) - 1))
-        seed[index] = draw(mutated(seed[index]))
+        seed[index] = draw(mutated(log[index]))
     pair.call("seed", events=seed)
     pair.call("state")
 
@@ -106,7 +107,8 @@ def test_sessions_appends_loads_and_seeds_agree(_: None) -> None:
 def test_v0_upgrades_agree(case: Any, twist: str, rng: random.Random) -> None:
     """The v0 edge converts and refuses exactly as the model does, directly and through ``load``."""
     pair = Pair()
-    header, events = thaw(case.v0.header), [thaw(e) for e in case.v0.events]
+    header: dict[str, Any] = thaw(case.v0.header)
+    events: list[Any] = [thaw(e) for e in case.v0.events]
     if twist == "refused" and events:
         refused = rng.choice(
             [
