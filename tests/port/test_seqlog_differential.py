@@ -107,7 +107,7 @@ def test_sessions_appends_loads_and_seeds_agree(_: None) -> None:
 def test_v0_upgrades_agree(case: Any, twist: str, rng: random.Random) -> None:
     """The v0 edge converts and refuses exactly as the model does, directly and through ``load``."""
     pair = Pair()
-    header: dict[str, Any] = thaw(case.v0.header)
+    header: dict[str, Any] = dict(case.v0.header)
     events: list[Any] = [thaw(e) for e in case.v0.events]
     if twist == "refused" and events:
         refused = rng.choice(
