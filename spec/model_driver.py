@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from model.compaction import cut_balances
+from model.compaction import balanced_around, cut_balances
 from model.event import Event, decode_event, encode_event
 from model.header import InstanceFacts, decide_request_header, fold_request_header, header_shape_problem
 from model.json_value import JsonObject, as_object, freeze, thaw
@@ -212,7 +212,13 @@ class ModelDriver:
         balanced = cut_balances(state.surface.nodes, events)
         if isinstance(balanced, Violation):
             return balanced
-        return {"nodes": list(state.surface.nodes), "balanced": list(balanced)}
+        result: dict[str, Any] = {"nodes": list(state.surface.nodes), "balanced": list(balanced)}
+        if "seq" in request:
+            around = balanced_around(state.surface.nodes, events, request["seq"])
+            if isinstance(around, Violation):
+                return around
+            result["around"] = list(around)
+        return result
 
 
 def _frozen(value: Any) -> JsonObject:

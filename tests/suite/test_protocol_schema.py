@@ -63,7 +63,7 @@ def page_sections() -> tuple[list[Any], list[Any]]:
 def test_the_page_has_an_example_request_and_reply_for_every_op() -> None:
     _, run = page_sections()
     requests = [v["op"] for v in run if "op" in v]
-    assert sorted(requests) == sorted(OPS)
+    assert set(requests) == set(OPS)
     assert sum(1 for v in run if "ok" in v) == len(requests)
 
 
