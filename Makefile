@@ -47,3 +47,13 @@ nightly: install
 
 clean:
 	rm -rf $(VENV) .hypothesis .mypy_cache .ruff_cache reports
+
+## The published upstream TypeScript package @deepseek-ai/dsh-session (ports/dsh-session) against the
+## suite.  Its known divergences are expected failures: the run is green on today's divergences and
+## turns red when upstream changes either way (docs/conformance/dsh-session.md).
+UPSTREAM_DSH := ports/dsh-session
+
+.PHONY: check-upstream
+check-upstream: install
+	cd $(UPSTREAM_DSH) && npm ci --no-audit --no-fund
+	$(BIN)/python -m spec check --driver "node $(UPSTREAM_DSH)/driver.mjs" --profile ci --expect-fail $(UPSTREAM_DSH)/expected-failures.json

@@ -11,6 +11,8 @@ fails a test.  Skipped when ``node`` or ``ports/dsh-session/node_modules`` is mi
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from copy import deepcopy
 from pathlib import Path
@@ -264,3 +266,21 @@ def test_divergence_series_reason_is_unknown_to_upstream_seeds(upstream: Port, m
     up, mo = both(upstream, model, "seed", events=bogus)
     assert refused(mo).code == "HEADER_REASON_INVALID"
     assert isinstance(up, Ok)
+
+
+# -- the whole divergence catalogue --------------------------------------------------------------
+
+
+def test_divergence_catalogue_is_unchanged() -> None:
+    """Every question of ``ports/dsh-session/divergences.py`` still gets the verdict recorded in
+    ``docs/conformance/dsh-session-divergences.json``: a divergence that closes or opens fails here."""
+    catalogue = ROOT / "docs" / "conformance" / "dsh-session-divergences.json"
+    run = subprocess.run(
+        [sys.executable, str(PORT_DIR / "divergences.py"), "--check", str(catalogue)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert "0 verdict(s) changed" in run.stdout
