@@ -1,0 +1,38 @@
+"""The kill table of a run report as Markdown (pasted into ``docs/strength.md``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MARK = {"killed": "killed", "survived": "**SURVIVED**", "error": "**error**", "passed": "passed"}
+
+
+def _row(outcome: dict[str, Any]) -> str:
+    groups = ", ".join(outcome["failed_groups"]) or ", ".join(outcome["groups_run"])
+    failure = f"`{outcome['failure']}`" if outcome["failure"] else ""
+    case = f"`{outcome['counterexample']}`" if outcome["counterexample"] else ""
+    return (
+        f"| `{outcome['name']}` | {outcome['invariant'] or ''} | {MARK.get(outcome['status'], outcome['status'])} "
+        f"| {groups} | {failure} | {outcome['seconds']:.0f} s | {case} |"
+    )
+
+
+def markdown(document: dict[str, Any]) -> str:
+    """The sanity checks, the kill table and the totals of a ``killrate-report/1`` document."""
+    totals = document["totals"]
+    rate = "n/a" if totals["kill_rate"] is None else f"{100 * totals['kill_rate']:.1f} %"
+    lines = [
+        f"Verdict: **{document['verdict']}** (profile `{document['profile']}`, seed {document['seed']}, "
+        f"groups: {document['groups']}, {document['seconds'] / 60:.1f} min wall time).",
+        "",
+        *(f"- void: {reason}" for reason in document["void_reasons"]),
+        "| driver | invariant | result | group | first disagreement | time | counterexample |",
+        "|---|---|---|---|---|---|---|",
+        _row(document["baseline"]),
+        _row(document["canary"]),
+        *(_row(m) for m in document["mutants"]),
+        "",
+        f"Totals: {totals['mutants']} mutants, {totals['killed']} killed, {totals['survived']} survived, "
+        f"{totals['errors']} errors; kill rate {rate}; {totals['mutant_seconds'] / 60:.1f} min spent on mutants.",
+    ]
+    return "\n".join(lines) + "\n"

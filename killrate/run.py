@@ -1,0 +1,255 @@
+"""Running the conformance suite against every mutant and recording which ones it kills.
+
+A run first checks the unmutated port (every group must pass) and the canary (it must die).  If
+either check fails the run is *void*: nothing it says about the mutants can be trusted, so it exits
+non-zero whatever the mutants did.  Each mutant is then checked by ``python -m spec check`` in its
+own process, against its own fresh Hypothesis example database (so no kill is inherited from an
+earlier mutant's counterexample), with ``--only`` its target group unless ``all_groups`` is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from killrate.catalogue import CANARY, CATALOGUE, Mutant
+from killrate.driver import UNMUTATED
+from spec.port import GROUPS
+from spec.registry import BY_ID
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORT_FORMAT = "killrate-report/1"
+KILLED, SURVIVED, ERROR, PASSED = "killed", "survived", "error", "passed"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How one kill-rate run checks its mutants."""
+
+    profile: str = "ci"
+    seed: int | None = None
+    all_groups: bool = False
+    """Run every group against each mutant instead of only its target group."""
+    jobs: int = 1
+    work: Path = ROOT / "reports" / "killrate"
+    """Where the suite's own reports, counterexample files and example databases go."""
+    python: str = sys.executable
+    timeout: float | None = None
+    """Per-request driver timeout passed to the suite (its default when ``None``)."""
+
+
+@dataclass
+class Outcome:
+    """What the suite did to one driver (a mutant, the canary or the unmutated port)."""
+
+    name: str
+    invariant: str | None
+    description: str
+    target: str | None
+    groups_run: list[str]
+    status: str
+    """``killed`` or ``survived`` for a mutant; ``passed`` or ``killed`` for the unmutated port; ``error``."""
+    failed_groups: list[str] = field(default_factory=list)
+    failure: str | None = None
+    """The suite's case id of the first disagreement (``session/append/refusal``)."""
+    counterexample: str | None = None
+    seconds: float = 0.0
+    exit_code: int | None = None
+    detail: str = ""
+    exercised: dict[str, int] = field(default_factory=dict)
+    """For a survivor: how often the target group exercised the invariant and each of its codes."""
+
+
+def driver_command(config: RunConfig, name: str) -> str:
+    """The ``--driver`` command line serving seqlog with mutant ``name`` (or ``none``)."""
+    return f"{shlex.quote(config.python)} -m killrate.driver {shlex.quote(name)}"
+
+
+def check_command(config: RunConfig, name: str, groups: Sequence[str], report: Path) -> list[str]:
+    """The ``python -m spec check`` argv for one driver."""
+    argv = [
+        config.python, "-m", "spec", "check",
+        "--driver", driver_command(config, name),
+        "--profile", config.profile,
+        "--quiet",
+        "--report", str(report),
+        "--cases-dir", str(config.work / "cases" / name),
+    ]  # fmt: skip
+    if config.seed is not None:
+        argv += ["--seed", str(config.seed)]
+    else:
+        argv += ["--database", str(config.work / "db" / name)]
+    if config.timeout is not None:
+        argv += ["--timeout", str(config.timeout)]
+    if set(groups) != set(GROUPS):
+        argv += ["--only", ",".join(groups)]
+    return argv
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | None) -> Outcome:
+    """Run the suite against one driver and judge what happened."""
+    report = config.work / "reports" / f"{name}.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    started = time.monotonic()
+    proc = subprocess.run(
+        check_command(config, name, groups, report), cwd=ROOT, env=_environment(), capture_output=True, text=True, check=False
+    )
+    outcome = Outcome(
+        name,
+        None if mutant is None else mutant.invariant,
+        "seqlog unmutated" if mutant is None else mutant.description,
+        None if mutant is None else mutant.target,
+        list(groups),
+        ERROR,
+        seconds=round(time.monotonic() - started, 1),
+        exit_code=proc.returncode,
+    )
+    try:
+        document = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        outcome.detail = f"no report (exit {proc.returncode}): {proc.stderr.strip()[-600:]}"
+        return outcome
+    _judge(outcome, document, mutant)
+    return outcome
+
+
+def _judge(outcome: Outcome, document: dict[str, Any], mutant: Mutant | None) -> None:
+    sections: dict[str, dict[str, Any]] = document["groups"]
+    failed = [g for g, s in sections.items() if s["status"] == "failed"]
+    broken = {g: s for g, s in sections.items() if s["status"] not in ("passed", "failed")}
+    outcome.failed_groups = failed
+    if failed:
+        first = sections[failed[0]]["failure"]
+        outcome.status, outcome.failure, outcome.counterexample = KILLED, first["case"], first["case_file"]
+        outcome.detail = first["message"][:300]
+    elif broken:
+        outcome.status = ERROR
+        outcome.detail = "; ".join(f"{g}: {s['status']} {s['detail']}"[:300] for g, s in broken.items())
+    else:
+        outcome.status = PASSED if mutant is None else SURVIVED
+        if mutant is not None:
+            outcome.exercised = _exercised(sections, mutant)
+
+
+def _exercised(sections: dict[str, dict[str, Any]], mutant: Mutant) -> dict[str, int]:
+    """How often the run exercised the mutant's invariant and its violation codes."""
+    counts = {mutant.invariant: 0, **{code.value: 0 for code in BY_ID[mutant.invariant].codes}}
+    for section in sections.values():
+        for key in counts:
+            counts[key] += int(section.get("invariants", {}).get(key, 0)) + int(section.get("codes", {}).get(key, 0))
+    return counts
+
+
+@dataclass
+class KillRun:
+    """A whole run: the two sanity checks, every mutant, and the verdict."""
+
+    config: RunConfig
+    baseline: Outcome
+    canary: Outcome
+    mutants: list[Outcome]
+    seconds: float
+
+    @property
+    def void_reasons(self) -> list[str]:
+        """Why the run measures nothing (empty when it is valid)."""
+        reasons = []
+        if self.baseline.status != PASSED:
+            reasons.append(f"the unmutated port did not pass ({self.baseline.status}: {self.baseline.detail})")
+        if self.canary.status != KILLED:
+            reasons.append(f"the canary was not killed ({self.canary.status}: {self.canary.detail})")
+        return reasons
+
+    @property
+    def verdict(self) -> str:
+        """``void``, ``all-killed`` or ``survivors``."""
+        if self.void_reasons:
+            return "void"
+        return "all-killed" if all(m.status == KILLED for m in self.mutants) else "survivors"
+
+    def totals(self) -> dict[str, Any]:
+        """Counts and the kill rate over the catalogue mutants that ran."""
+        killed = sum(m.status == KILLED for m in self.mutants)
+        survived = sum(m.status == SURVIVED for m in self.mutants)
+        errors = sum(m.status == ERROR for m in self.mutants)
+        judged = killed + survived
+        return {
+            "mutants": len(self.mutants),
+            "killed": killed,
+            "survived": survived,
+            "errors": errors,
+            "kill_rate": round(killed / judged, 4) if judged else None,
+            "mutant_seconds": round(sum(m.seconds for m in self.mutants), 1),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as a JSON document."""
+        return {
+            "format": REPORT_FORMAT,
+            "verdict": self.verdict,
+            "void_reasons": self.void_reasons,
+            "profile": self.config.profile,
+            "seed": self.config.seed,
+            "groups": "all" if self.config.all_groups else "target",
+            "seconds": round(self.seconds, 1),
+            "totals": self.totals(),
+            "baseline": asdict(self.baseline),
+            "canary": asdict(self.canary),
+            "mutants": [asdict(m) for m in self.mutants],
+        }
+
+
+def select(names: Sequence[str]) -> list[Mutant]:
+    """The catalogue mutants named (all of them when ``names`` is empty), in catalogue order."""
+    known = {m.name for m in CATALOGUE}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown mutant(s): {', '.join(unknown)}")
+    return [m for m in CATALOGUE if not names or m.name in names]
+
+
+def run(
+    config: RunConfig,
+    mutants: Sequence[Mutant],
+    progress: Callable[[Outcome], None] | None = None,
+    *,
+    keep_going: bool = False,
+) -> KillRun:
+    """Check the unmutated port and the canary, then (unless the run is already void) every mutant."""
+    started = time.monotonic()
+    note = progress or (lambda _: None)
+
+    def groups_for(mutant: Mutant) -> list[str]:
+        return list(GROUPS) if config.all_groups else [mutant.group]
+
+    with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
+        baseline_job = pool.submit(check, config, UNMUTATED, list(GROUPS), None)
+        canary_job = pool.submit(check, config, CANARY.name, [CANARY.group], CANARY)
+        baseline = baseline_job.result()
+        note(baseline)
+        canary = canary_job.result()
+        note(canary)
+        outcomes: list[Outcome] = []
+        if not KillRun(config, baseline, canary, [], 0.0).void_reasons or keep_going:
+            jobs = [pool.submit(check, config, m.name, groups_for(m), m) for m in mutants]
+            for job in jobs:
+                outcome = job.result()
+                note(outcome)
+                outcomes.append(outcome)
+    return KillRun(config, baseline, canary, outcomes, time.monotonic() - started)
