@@ -17,17 +17,12 @@ def model_defect(reply: dict[str, Any]) -> str | None:
     * ``unhashable-kind``: a turn-end reason's kind, or an abort cause's kind, that is a JSON object
       makes the model raise TypeError (it tests set membership by hashing), answered BAD_REQUEST;
       seqlog refuses it with TURN_END_REASON_INVALID.
-    * ``message-prefix``: the v0 edge's N5 only recognises a frozen tuple as an array, so on parsed
-      JSON (lists) it never drops ``messagePrefix`` and then refuses the header as HEADER_INVALID;
-      seqlog applies N5 to every array.
     """
     if reply["ok"]:
         return None
     message = reply["error"]["message"]
     if reply["error"]["code"] == "BAD_REQUEST" and "unhashable type" in message:
         return "unhashable-kind"
-    if reply["error"]["code"] == "HEADER_INVALID" and "'messagePrefix'" in message:
-        return "message-prefix"
     return None
 
 

@@ -48,10 +48,34 @@ def _corruptions(draw: st.DrawFn, text: str) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def _integer_paths(value: object, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _integer_paths(v, (*path, k))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _integer_paths(v, (*path, i))]
+    return [path] if type(value) is int else []
+
+
+def _floated(draw: st.DrawFn, raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` with one integer written as an integral float (JSON cannot tell ``3`` from ``3.0``)."""
+    out = copy.deepcopy(raw)
+    paths = _integer_paths(out)
+    if paths:
+        path = draw(st.sampled_from(paths))
+        parent: Any = out
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = float(parent[path[-1]])
+    return out
+
+
 def _read_ops(pair: Pair, draw: st.DrawFn, events: list[dict[str, Any]]) -> None:
     """The pure ops over a log: surface, header, repair, cuts, header decision."""
     for op in draw(st.lists(st.sampled_from(["fold_surface", "fold_header", "repair", "cuts", "decision"]), max_size=3)):
-        if op == "decision":
+        if op == "cuts" and draw(st.booleans()):
+            seq = draw(st.one_of(st.integers(-1, len(events)), st.sampled_from([0.0, 1.0, True, "0", None, [0]])))
+            pair.call("cuts", events=events, seq=seq)
+        elif op == "decision":
             facts = {k: draw(st.booleans()) for k in ("first_request", "begins_series", "replaced_since_last_request")}
             pair.call("header_decision", events=events, header=draw(headers()), instance=facts)
         else:
@@ -69,8 +93,13 @@ def _scenario(draw: st.DrawFn) -> None:
     for index, raw in enumerate(log):
         if hostile_budget and draw(st.integers(0, 5)) == 0:
             hostile_budget -= 1
-            kind = draw(st.sampled_from(["candidate", "mutated", "mutated"]))
-            candidate = draw(candidates(index)) if kind == "candidate" else draw(mutated(raw))
+            kind = draw(st.sampled_from(["candidate", "mutated", "mutated", "floated"]))
+            if kind == "candidate":
+                candidate = draw(candidates(index))
+            elif kind == "floated":
+                candidate = _floated(draw, raw)
+            else:
+                candidate = draw(mutated(raw))
             if pair.call("append", event=candidate)["ok"]:
                 break  # the logs now differ from the drawn session; what follows would only be refused
         pair.call("append", event=raw)

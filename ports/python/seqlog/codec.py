@@ -200,8 +200,7 @@ def _load(lines: Sequence[bytes | str], torn: bool, clock: Clock | None) -> Load
         header = FrozenObject(upgraded.header)
         session = _with_clock(session, clock)
     closers = session.repair()
-    assert isinstance(version, int)
-    return LoadedLog(header, session, version, torn, closers)
+    return LoadedLog(header, session, int(version), torn, closers)  # type: ignore[arg-type]
 
 
 def _with_clock(session: Session, clock: Clock | None) -> Session:

@@ -212,7 +212,10 @@ class SeqlogDriver:
 
     def op_cuts(self, request: dict[str, Any]) -> Any:
         session = _valid(_events_arg(request))
-        return {"nodes": list(session.surface.nodes), "balanced": list(session.cut_balances())}
+        result: dict[str, Any] = {"nodes": list(session.surface.nodes), "balanced": list(session.cut_balances())}
+        if "seq" in request:
+            result["around"] = list(session.balanced_around(request["seq"]))
+        return result
 
 
 def _error(request_id: Any, code: str, message: str) -> dict[str, Any]:

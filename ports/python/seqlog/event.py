@@ -87,14 +87,14 @@ def decode_surface_op(raw: object) -> SurfaceOp:
     start, end = raw.get("start"), raw.get("end")
     if len(raw) != 3 or "op" not in raw or not is_safe_natural(start) or not is_safe_natural(end):
         raise SeqlogError(Code.SURFACE_OP_INVALID, f"invalid replace surfaceOp {dict(raw)!r}")
-    return Replace(start, end)  # type: ignore[arg-type]
+    return Replace(int(start), int(end))  # type: ignore[arg-type]
 
 
 def decode_sources(raw: object) -> tuple[int, ...]:
     """The seqs a raw ``sourceEventSeqs`` member lists: non-negative safe integers."""
     if not isinstance(raw, list | tuple) or not all(is_safe_natural(s) for s in raw):
         raise SeqlogError(Code.SOURCES_INVALID, "sourceEventSeqs must be an array of non-negative safe integers")
-    return tuple(raw)
+    return tuple(s if type(s) is int else int(s) for s in raw)  # integral floats are integers
 
 
 def _frozen_member(raw: Mapping[str, Any], key: str, seq: int) -> JsonValue:
@@ -126,8 +126,10 @@ def decode_event(raw: object) -> Event:
         raise SeqlogError(Code.ENVELOPE_BAD_TYPE, "event type must be a non-empty string")
     if not is_safe_natural(seq):
         raise SeqlogError(Code.ENVELOPE_BAD_SEQ, f"event {type_!r} seq {seq!r} is not a non-negative safe integer")
+    seq = int(seq)
     if not is_safe_natural(time):
         raise SeqlogError(Code.ENVELOPE_BAD_TIME, f"event seq {seq} time {time!r} is not a non-negative safe integer")
+    time = int(time)
     ignorable = "ignorable" in raw
     if ignorable and raw["ignorable"] is not True:
         raise SeqlogError(Code.ENVELOPE_BAD_IGNORABLE, f"event seq {seq} ignorable must be absent or true")

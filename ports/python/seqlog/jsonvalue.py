@@ -68,19 +68,43 @@ class NotLossless(ValueError):
         return f"${self.path} {self.problem}"
 
 
+def _in_range(value: object, low: int) -> bool:
+    """Whether ``value`` is an integral number (never a ``bool`` or ``-0.0``) in ``low``..2^53 − 1.
+
+    JSON has one number type, so ``3.0`` is the integer 3: a reader in another language cannot
+    tell the two apart, and the contract does not either.
+    """
+    kind = type(value)
+    if kind is int:
+        return low <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
+    if kind is float:
+        number = float(value)  # type: ignore[arg-type]
+        return (
+            number.is_integer()
+            and low <= number <= MAX_SAFE_INTEGER
+            and not (number == 0.0 and math.copysign(1.0, number) < 0)
+        )
+    return False
+
+
 def is_safe_integer(value: object) -> bool:
-    """Whether ``value`` is an ``int`` (not a ``bool``) within ±(2^53 − 1)."""
-    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    """Whether ``value`` is an integral number within ±(2^53 − 1)."""
+    return _in_range(value, -MAX_SAFE_INTEGER)
 
 
 def is_safe_natural(value: object) -> bool:
     """Whether ``value`` is a non-negative safe integer."""
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
+    return _in_range(value, 0)
 
 
 def is_positive(value: object) -> bool:
     """Whether ``value`` is a safe integer of at least 1."""
-    return type(value) is int and 1 <= value <= MAX_SAFE_INTEGER
+    return _in_range(value, 1)
+
+
+def as_int(value: object) -> int | None:
+    """``value`` as an ``int`` when it is a safe integer (``3.0`` included), else ``None``."""
+    return int(value) if is_safe_integer(value) else None  # type: ignore[call-overload]
 
 
 def is_nonempty_string(value: object) -> bool:

@@ -189,10 +189,10 @@ def _freeze_loose(value: Mapping[str, Any]) -> object:
 def check_header_and_version(header: Mapping[str, Any]) -> int:
     """The format version of a valid header line; refuses a header line that is not valid."""
     check_header_line(header)
-    version: int = header["version"]
+    version = header["version"]
     if version not in (LEGACY_VERSION, FORMAT_VERSION):
         raise SeqlogError(Code.FORMAT_VERSION_UNSUPPORTED, f"format version {version} is not supported")
-    return version
+    return int(version)
 
 
 def upgrade_v0(log: StoredLog) -> StoredLog:

@@ -31,8 +31,14 @@ def _message_problem(message: object, role: str) -> str | None:
     return None
 
 
+def _positive_int(value: object) -> bool:
+    # Message payloads name their turn and step with a JSON integer written as one: unlike the
+    # bracket events, which accept 3.0 for 3, these refuse an integral float.
+    return type(value) is int and is_positive(value)
+
+
 def _turn_step_problem(data: Mapping[str, Any]) -> str | None:
-    if not is_positive(data.get("turn")) or not is_positive(data.get("step")):
+    if not _positive_int(data.get("turn")) or not _positive_int(data.get("step")):
         return "turn and step must be positive integers"
     return None
 

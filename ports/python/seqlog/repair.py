@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from seqlog.event import APPEND, Event
-from seqlog.jsonvalue import FrozenObject, as_object, freeze
+from seqlog.jsonvalue import FrozenObject, as_int, as_object, freeze
 from seqlog.messages import tool_call_ids, tool_result_call_id
 
 OUTCOME_UNKNOWN_TEXT = (
@@ -38,8 +38,7 @@ class PendingCall:
 
 def _int_member(data: object, key: str) -> int | None:
     obj = as_object(data)
-    value = obj.get(key) if obj is not None else None
-    return value if type(value) is int else None
+    return as_int(obj.get(key)) if obj is not None else None
 
 
 class OpenTail:

@@ -316,6 +316,14 @@ class Session:
         """Whether each of the ``len(nodes) + 1`` cuts of the surface is balanced."""
         return tuple(count == 0 for count in self._counts)
 
+    def balanced_around(self, seq: object) -> tuple[bool, bool]:
+        """Whether the cuts just before and just after surface node ``seq`` are balanced."""
+        nodes = self._surface.nodes
+        if seq not in nodes:
+            raise SeqlogError(Code.NOT_ON_SURFACE, f"surface seq {seq!r} not found")
+        index = nodes.index(seq)
+        return self._counts[index] == 0, self._counts[index + 1] == 0
+
     def closers(self) -> tuple[Event, ...]:
         """The crash-repair closers the log would need now (empty when no turn is open)."""
         return self._tail.closers()

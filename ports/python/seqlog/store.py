@@ -187,6 +187,8 @@ class SessionStore:
         self._buffered_events = 0
         self._written = len(session)
         self._durable = len(session)
+        self._size = os.fstat(self._fd).st_size
+        self._durable_size = self._size
         self._failure: BaseException | None = None
         self._buffer_limit = buffer_bytes
         self._max_line_bytes = max_line_bytes
@@ -318,9 +320,10 @@ class SessionStore:
     def _sync(self) -> None:
         self._flush()
         assert self._fd is not None
-        if self._durable < self._written:
+        if self._durable < self._written or self._durable_size < self._size:
             os.fsync(self._fd)
             self._durable = self._written
+            self._durable_size = self._size
 
     def _flush(self) -> None:
         if not self._buffer:
@@ -330,6 +333,7 @@ class SessionStore:
             payload = self._frames.encode(payload)
         assert self._fd is not None
         _write_all(self._fd, payload)
+        self._size += len(payload)
         self._buffer.clear()
         self._buffered_bytes = 0
         self._written += self._buffered_events
@@ -351,13 +355,21 @@ class SessionStore:
 
     def _finish_frame(self) -> None:
         assert self._fd is not None and self._frames is not None
-        _write_all(self._fd, self._frames.finish())
+        tail = self._frames.finish()
+        _write_all(self._fd, tail)
         os.fsync(self._fd)
+        self._size += len(tail)
+        self._durable_size = self._size
 
     @property
     def durable_length(self) -> int:
         """How many events are known to be on stable storage."""
         return self._durable
+
+    @property
+    def durable_bytes(self) -> int:
+        """How many bytes of the file are known to be on stable storage."""
+        return self._durable_size
 
     def close(self) -> None:
         """Make everything durable, end an open zstd frame, and release the lock."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from seqlog.errors import Code, SeqlogError
 from seqlog.event import Event, Replace
-from seqlog.jsonvalue import as_object, is_positive
+from seqlog.jsonvalue import as_int, as_object, is_positive
 from seqlog.messages import tool_result_call_id, tool_result_error_code
 
 TRACE_DATA_KEYS: dict[str, frozenset[str]] = {
@@ -92,8 +92,8 @@ def advance(state: Brackets, event: Event) -> Brackets:
     """The brackets after ``event``; raises for an event the trace refuses."""
     type_ = event.type
     data = event.data if isinstance(event.data, Mapping) else None
-    turn = data.get("turn") if data is not None else None
-    step = data.get("step") if data is not None else None
+    turn = as_int(data.get("turn")) if data is not None else None
+    step = as_int(data.get("step")) if data is not None else None
     where = f"{type_} at seq {event.seq}"
     if type_ == "turn/start":
         if state.open_turn is not None:
