@@ -1,0 +1,89 @@
+"""The mutant catalogue: well-formed, every patch changes seqlog, and the suite kills a representative mutant."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from killrate.catalogue import BY_NAME, CANARY, CATALOGUE, Mutant
+from killrate.inprocess import probe_both, run_probe
+from killrate.run import ERROR, KILLED, PASSED, SURVIVED, KillRun, Outcome, RunConfig, check
+from spec.port import GROUPS
+from spec.registry import BY_ID
+
+
+def _seqlog_bindings() -> dict[tuple[str, str], int]:
+    """Every attribute of every seqlog module and class, by identity, to detect a patch left behind."""
+    seen: dict[tuple[str, str], int] = {}
+    for name, module in list(sys.modules.items()):
+        if name != "seqlog" and not name.startswith("seqlog."):
+            continue
+        for attr, value in vars(module).items():
+            seen[(name, attr)] = id(value)
+            if isinstance(value, type) and value.__module__ == name:
+                for member, inner in vars(value).items():
+                    seen[(f"{name}.{attr}", member)] = id(inner)
+    return seen
+
+
+def test_catalogue_has_at_least_thirty_mutants() -> None:
+    assert len(CATALOGUE) >= 30
+    assert len({m.name for m in CATALOGUE}) == len(CATALOGUE)
+    assert CANARY not in CATALOGUE
+
+
+@pytest.mark.parametrize("mutant", [*CATALOGUE, CANARY], ids=lambda m: m.name)
+def test_mutant_names_an_existing_invariant_and_a_suite_group(mutant: Mutant) -> None:
+    assert mutant.invariant in BY_ID, f"{mutant.name} names unknown invariant {mutant.invariant}"
+    assert mutant.group in GROUPS
+    assert mutant.description and mutant.description != mutant.name
+    assert mutant.target.startswith("seqlog.")
+
+
+@pytest.mark.parametrize("mutant", [*CATALOGUE, CANARY], ids=lambda m: m.name)
+def test_mutant_patch_changes_seqlog_behaviour_and_is_undone(mutant: Mutant) -> None:
+    before = _seqlog_bindings()
+    original, mutated = probe_both(mutant)
+    assert original != mutated, f"{mutant.name}: the probe cannot tell the mutant from seqlog"
+    assert run_probe(mutant.probe) == original, f"{mutant.name}: seqlog behaves differently after the patch was undone"
+    assert _seqlog_bindings() == before
+
+
+def _outcome(name: str, status: str) -> Outcome:
+    return Outcome(name, None, "", None, ["session"], status)
+
+
+@pytest.mark.parametrize(
+    ("baseline", "canary", "verdict"),
+    [
+        (PASSED, KILLED, "all-killed"),
+        (KILLED, KILLED, "void"),  # the unmutated port failed
+        (ERROR, KILLED, "void"),
+        (PASSED, SURVIVED, "void"),  # the canary survived
+        (PASSED, ERROR, "void"),
+    ],
+)
+def test_run_is_void_unless_the_port_passes_and_the_canary_dies(baseline: str, canary: str, verdict: str) -> None:
+    run = KillRun(RunConfig(), _outcome("none", baseline), _outcome(CANARY.name, canary), [_outcome("m", KILLED)], 1.0)
+    assert run.verdict == verdict
+    assert bool(run.void_reasons) == (verdict == "void")
+
+
+def test_survivor_makes_the_run_not_green() -> None:
+    run = KillRun(RunConfig(), _outcome("none", PASSED), _outcome(CANARY.name, KILLED), [_outcome("m", SURVIVED)], 1.0)
+    assert run.verdict == "survivors"
+    assert run.totals()["kill_rate"] == 0.0
+
+
+def test_suite_passes_seqlog_and_kills_a_representative_mutant(tmp_path: Path) -> None:
+    """End to end with the dev profile: the control passes the surface group, the mutant dies in it."""
+    config = RunConfig(profile="dev", seed=1, work=tmp_path)
+    control = check(config, "none", ["surface"], None)
+    assert control.status == PASSED, control.detail
+    mutant = BY_NAME["append_placed_at_head"]
+    outcome = check(config, mutant.name, [mutant.group], mutant)
+    assert outcome.status == KILLED, outcome.detail
+    assert outcome.failed_groups == ["surface"]
+    assert outcome.counterexample is not None and Path(outcome.counterexample).exists()
