@@ -11,7 +11,8 @@
  *   {file, events, read_ms, parse_ms, fold_surface_ms, seed_detached_ms, seed_live_ms}
  *
  * read_ms/parse_ms are reading the file and JSON.parse (measured once, reported separately);
- * the other three are medians over --repeat runs on the parsed array:
+ * the other three are medians over --repeat runs on the parsed array (run under --expose-gc, a
+ * full collection precedes every timed call):
  *   fold_surface_ms   foldSurface(events): surface rules only;
  *   seed_detached_ms  Session.create(id, events): snapshot + envelope, header and message shapes,
  *                     contiguity and the surface, plus the end-of-seed marker;
@@ -51,6 +52,7 @@ function median(values) {
 }
 
 function timed(fn) {
+  globalThis.gc?.()
   const start = performance.now()
   const result = fn()
   return [performance.now() - start, result]

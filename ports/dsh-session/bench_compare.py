@@ -7,7 +7,8 @@ with the ratios.  Run from the repository root::
 
     .venv/bin/python ports/dsh-session/bench_compare.py [--sizes 1000 10000 100000] [--repeat 5]
 
-What is measured, per log (medians over ``--repeat`` runs after one warm-up):
+What is measured, per log (medians over ``--repeat`` runs after one warm-up, with a full garbage
+collection before each run on both sides: ``gc.collect()``, and ``gc()`` under ``node --expose-gc``):
 
 * Node: ``foldSurface(events)`` (surface rules only, on the parsed array) and seeding a live
   ``Session`` through ``ctx.sessions.create`` with the invariant companion loaded (envelope,
@@ -26,6 +27,7 @@ What is measured, per log (medians over ``--repeat`` runs after one warm-up):
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import os
@@ -146,6 +148,7 @@ class Results:
     python_rows: Mapping[Path, PythonTimes]
     node_start: float
     py_start: float
+    load: float
 
 
 @dataclass(frozen=True)
@@ -157,10 +160,11 @@ class PythonTimes:
 
 
 def median_ms(fn: Callable[[], object], repeat: int) -> float:
-    """Median wall time of ``fn`` in milliseconds, after one untimed warm-up."""
+    """Median wall time of ``fn`` in milliseconds, after one untimed warm-up; a full collection before each run."""
     fn()
     samples = []
     for _ in range(repeat):
+        gc.collect()
         start = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - start) * 1000)
@@ -229,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes[path] = path.stat().st_size
             print(f"generated {len(events)} events in {time.perf_counter() - start:.1f} s -> {path.name}", file=sys.stderr)
         run = subprocess.run(
-            [node, str(HERE / "bench.mjs"), "--repeat", str(args.repeat), *map(str, files)],
+            [node, "--expose-gc", str(HERE / "bench.mjs"), "--repeat", str(args.repeat), *map(str, files)],
             check=True,
             capture_output=True,
             text=True,
@@ -252,7 +256,21 @@ def main(argv: list[str] | None = None) -> int:
     py_start = startup_ms([sys.executable, "-c", py_import], args.repeat)
     node_version = subprocess.run([node, "--version"], check=True, capture_output=True, text=True).stdout.strip()
     print(
-        render(Results(label, node_version, args.repeat, files, generated, sizes, node_rows, python_rows, node_start, py_start))
+        render(
+            Results(
+                label,
+                node_version,
+                args.repeat,
+                files,
+                generated,
+                sizes,
+                node_rows,
+                python_rows,
+                node_start,
+                py_start,
+                os.getloadavg()[0],
+            )
+        )
     )
     return 0
 
@@ -263,6 +281,7 @@ def render(r: Results) -> str:
     lines = [
         f"Upstream: @deepseek-ai/dsh-session 0.1.0-rc.8 on Node {r.node_version}. Python: {r.label} on CPython {py}.",
         f"Medians of {r.repeat} runs after one warm-up; milliseconds; ratio = Python / Node (above 1: Node is faster).",
+        f"Machine: {os.cpu_count()} CPUs, load average {r.load:.1f} when the run ended.",
         "",
         "| events | Node foldSurface | Python fold_surface | ratio | Node seed, live + invariants "
         "| Node seed, detached | Python Session.create(seed) | ratio (vs live) |",
