@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--database", metavar="DIR", help="Hypothesis example database directory ($SESSIONLOG_DATABASE)")
     check.add_argument("--max-examples", type=int, metavar="N", help="override the profile's examples per group")
     check.add_argument("--steps", type=int, metavar="N", help="override the profile's steps per example")
+    check.add_argument("--shrink-seconds", type=int, metavar="S", help="override how long one failure may be shrunk")
     check.add_argument("--quiet", action="store_true", help="no progress bars")
 
     replay = sub.add_parser("replay", help="re-run a counterexample file against a port and show the diff")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.util
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,8 @@ from spec.runner import RunOptions, run
 from spec.verdict import decide
 
 USAGE_ERROR = 2
+REPORT_WIDTH = 140
+"""Columns of the result matrix when stdout is not a terminal (a CI log is wider than 80)."""
 
 
 class PortError(Exception):
@@ -68,6 +71,8 @@ def check(args: argparse.Namespace) -> int:
             err.print(f"--expect-fail: {error}", markup=False)
             return USAGE_ERROR
     profile = PROFILES[args.profile]
+    if args.shrink_seconds is not None:
+        profile = dataclasses.replace(profile, shrink_seconds=args.shrink_seconds)
     options = RunOptions(
         profile=profile,
         strict_codes=args.strict_codes,
@@ -93,7 +98,7 @@ def check(args: argparse.Namespace) -> int:
         return 1
     judgement = judge(result.groups, entries)
     verdict = decide(result, judgement)
-    show(Console(), result, judgement, verdict)
+    show(Console(width=None if sys.stdout.isatty() else REPORT_WIDTH), result, judgement, verdict)
     if args.report is not None:
         write_json(args.report, report_json(result, judgement, verdict))
     if args.junit is not None:

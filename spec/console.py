@@ -100,9 +100,13 @@ def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdic
             console.print(f"  invariants: {', '.join(r.failure.invariants) or '-'}; case file: {r.case_file}")
             if r.case_file is not None:
                 console.print(f"  replay: python -m spec replay {r.case_file} --driver '…'", markup=False)
-    if verdict.never_invariants or verdict.never_codes:
+    never = [*verdict.never_invariants, *verdict.never_codes]
+    complete = not run.options.only and all(r.status in (PASSED, FAILED) for r in run.groups)
+    if never and complete:
         note = "" if verdict.coverage_judged else " (not judged by this profile)"
-        console.print(f"never exercised{note}: {', '.join([*verdict.never_invariants, *verdict.never_codes])}")
+        console.print(f"never exercised{note}: {', '.join(never)}", markup=False)
+    elif never:
+        console.print(f"{len(never)} invariants and codes not exercised by the groups that ran")
     if verdict.passed:
         console.print("[bold green]PASSED[/]")
     else:

@@ -9,12 +9,15 @@ on more than the seed.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from hypothesis.internal.conjecture import engine
 
 DEFAULT_DATABASE = Path(".hypothesis") / "sessionlog"
 DATABASE_ENV = "SESSIONLOG_DATABASE"
@@ -32,12 +35,16 @@ class Profile:
     """Whether a run fails when an observable invariant or code was never exercised."""
     targeting: bool = False
     """Whether to spend time hill-climbing towards examples that exercise more invariants."""
+    shrink_seconds: int = 120
+    """How long Hypothesis may spend shrinking one failure (its own default is 300 s)."""
 
 
 PROFILES: dict[str, Profile] = {
-    "dev": Profile("dev", max_examples=12, step_count=30, require_full_coverage=False),
-    "ci": Profile("ci", max_examples=60, step_count=45, require_full_coverage=False),
-    "nightly": Profile("nightly", max_examples=1500, step_count=120, require_full_coverage=True, targeting=True),
+    "dev": Profile("dev", max_examples=12, step_count=30, require_full_coverage=False, shrink_seconds=30),
+    "ci": Profile("ci", max_examples=60, step_count=40, require_full_coverage=False, shrink_seconds=90),
+    "nightly": Profile(
+        "nightly", max_examples=1500, step_count=120, require_full_coverage=True, targeting=True, shrink_seconds=300
+    ),
 }
 
 # Subprocess drivers vary in speed and the machines generate whole sessions: timing health checks
@@ -72,7 +79,18 @@ def hypothesis_settings(
     )
 
 
+@contextlib.contextmanager
+def shrink_budget(seconds: int) -> Iterator[None]:
+    """Let Hypothesis shrink one failure for at most ``seconds`` (its documented monkeypatch point)."""
+    previous = engine.MAX_SHRINKING_SECONDS
+    engine.MAX_SHRINKING_SECONDS = seconds
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = previous
+
+
 def register_profiles() -> None:
-    """Register ``sessionlog-dev``, ``sessionlog-ci`` and ``sessionlog-nightly`` with Hypothesis."""
+    """Register ``conformance-dev``, ``conformance-ci`` and ``conformance-nightly`` with Hypothesis."""
     for profile in PROFILES.values():
-        settings.register_profile(f"sessionlog-{profile.name}", hypothesis_settings(profile, None))
+        settings.register_profile(f"conformance-{profile.name}", hypothesis_settings(profile, None))

@@ -23,7 +23,7 @@ from spec.cases import write_case
 from spec.coverage import GroupCoverage
 from spec.machines import MACHINES, REQUIRES, Disagreement, MachineContext
 from spec.port import GROUPS, Hello, Port
-from spec.profiles import Profile, hypothesis_settings
+from spec.profiles import Profile, hypothesis_settings, shrink_budget
 
 PASSED, FAILED, UNSUPPORTED, VOID, ERROR = "passed", "failed", "unsupported", "void", "error"
 
@@ -117,7 +117,8 @@ def run_group(
     result = GroupResult(group, PASSED, coverage)
     try:
         # Hypothesis accepts any zero-argument factory here (see its docstring), not only a class.
-        run_state_machine_as_test(machine_factory(group, context, options.seed), settings=settings)  # type: ignore[arg-type]
+        with shrink_budget(options.profile.shrink_seconds):
+            run_state_machine_as_test(machine_factory(group, context, options.seed), settings=settings)  # type: ignore[arg-type]
     except Disagreement as failure:
         _failed(result, failure, hello, options)
     except FlakyFailure as flaky:

@@ -4,8 +4,8 @@
 beyond the log: the sandbox mode and model (which decide the tools, system prompt and config of
 the next request), whether the next request is the first of this loop instance, whether a
 replacement happened since the last request, and whether the open step already sent its request.
-The actions it can take next come from :func:`spec.strategies.applicable_actions`, so every event
-it builds is valid by construction.
+The actions it can take next come from :func:`spec.strategies.applicable_actions` and are built
+by :mod:`spec.machines.actions`, so every event it builds is valid by construction.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from model.header import InstanceFacts, decide_request_header
 from model.json_value import as_object, freeze
 from model.session import SessionState
 from spec.builders import RawEvent, SessionBuilder
-from spec.strategies import applicable_actions, perform
+from spec.machines.actions import build_action
+from spec.strategies import applicable_actions
 
 MODES: dict[str, tuple[str, tuple[str, ...]]] = {
     "workspace-write": ("You are a careful coding agent. Edit files in the workspace only.", ("read_file", "write_file", "bash")),
@@ -109,7 +110,7 @@ class Harness:
 
     def build(self, draw: DrawFn, action: str) -> RawEvent:
         """The next event for ``action``, not committed."""
-        return perform(draw, self.builder, action, commit=False)
+        return build_action(draw, self.builder, action)
 
     def event(self, type_: str, data: Any, **envelope: Any) -> RawEvent:
         """A log-only event at the next seq, not committed."""

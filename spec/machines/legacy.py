@@ -10,6 +10,7 @@ output must come back unchanged.  Ports that also load logs are asked to load th
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -130,11 +131,10 @@ class LegacyMachine(ConformanceMachine):
         if not isinstance(reply, Ok):
             self.exchange("state")
 
-    @rule(data=st.data())
+    @rule(rng=st.randoms(use_true_random=True))
     @step
-    def inject(self, data: st.DataObject) -> None:
-        rng = data.draw(st.randoms(use_true_random=False), label="rng")
-        mutation = data.draw(st.sampled_from(self.injections), label="mutation")
+    def inject(self, rng: random.Random) -> None:
+        mutation = rng.choice(self.injections)
         candidate = mutation.build(self.builder, rng)
         if candidate is not None:
             self.upgrade(candidate)

@@ -95,8 +95,8 @@ class RepairMachine(PureMachine):
         self.observe(self.h.log[:cut])
 
     @precondition(lambda self: self.h.state.trace.open_turn is not None)
-    @rule()
+    @rule(again=st.just(True))
     @step
-    def repair_repaired(self) -> None:
+    def repair_repaired(self, again: bool) -> None:
         closers = self.exchange_ok("repair", events=list(self.h.log))["closers"]
         self.observe([*self.h.log, *closers])

@@ -55,13 +55,14 @@ class SessionMachine(LiveSessionMachine):
             self.exchange("append", event=candidate)
         self.check_state()
 
-    @rule(source=st.sampled_from(["inherit", "fresh", "empty"]), turns=st.integers(1, 3))
+    @rule(source=st.sampled_from(["inherit", "inherit", "inherit", "fresh:1", "fresh:2", "fresh:3", "empty"]))
     @step
-    def reseed(self, source: str, turns: int) -> None:
+    def reseed(self, source: str) -> None:
         events: list[RawEvent]
         if source == "inherit":
             events = list(self.h.log)
-        elif source == "fresh":
+        elif source.startswith("fresh"):
+            turns = int(source.split(":")[1])
             events = realistic_session(turns, calls_per_step=turns - 1).events
         else:
             events = []
