@@ -13,7 +13,7 @@ TOOL_RESULT_DATA_KEYS = frozenset({"turn", "step", "message", "error", "meta"})
 
 
 def _positive(value: object) -> bool:
-    return is_safe_natural(value) and isinstance(value, int) and value >= 1
+    return is_safe_natural(value) and value != 0
 
 
 def _message_problem(message: JsonValue, role: str) -> str | None:

@@ -32,9 +32,8 @@ def _message_problem(message: object, role: str) -> str | None:
 
 
 def _positive_int(value: object) -> bool:
-    # Message payloads name their turn and step with a JSON integer written as one: unlike the
-    # bracket events, which accept 3.0 for 3, these refuse an integral float.
-    return type(value) is int and is_positive(value)
+    # JSON has one number type: 3.0 names turn 3 here as it does in the bracket events.
+    return is_positive(value)
 
 
 def _turn_step_problem(data: Mapping[str, Any]) -> str | None:
