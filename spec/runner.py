@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis.database import ExampleDatabase
-from hypothesis.errors import FlakyFailure, Unsatisfiable
+from hypothesis.errors import FlakyFailure, InvalidDefinition, Unsatisfiable
 from hypothesis.stateful import run_state_machine_as_test
 
 from spec.cases import write_case
@@ -128,8 +128,11 @@ def run_group(
             result.detail = "flaky: the port did not fail the same way when the example was replayed"
         else:
             result.status, result.detail = ERROR, _describe(flaky)
-    except Unsatisfiable as error:
-        result.status, result.detail = VOID, str(error)
+    except (Unsatisfiable, InvalidDefinition) as error:
+        if isinstance(error, InvalidDefinition) and "No progress can be made" not in str(error):
+            result.status, result.detail = ERROR, _describe(error)
+        else:
+            result.status, result.detail = VOID, f"no rule could run: {error}"
     except Exception as error:  # a bug in the suite or the port's client must not hide the other groups
         result.status, result.detail = ERROR, _describe(error)
     result.seconds = time.monotonic() - started

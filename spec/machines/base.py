@@ -10,7 +10,7 @@ counterexample file.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -76,6 +76,8 @@ class Disagreement(AssertionError):
         return f"{self.group}/{self.op}/{self.mismatch.kind}"
 
 
+Exercised = Callable[[Any], Iterable[str]]
+"""What an accepted result shows was exercised (for example, closers mean an open turn was repaired)."""
 M = TypeVar("M", bound="ConformanceMachine")
 P = ParamSpec("P")
 
@@ -131,12 +133,18 @@ class ConformanceMachine(RuleBasedStateMachine):
             raise Disagreement(self.group, Mismatch("port-fault", str(fault)), [], rule=None, invariants=[], codes=[]) from fault
         self.ctx.needs_restart = False
 
-    def exchange(self, op: str, **args: Any) -> Reply:
-        """Send one request to the oracle and the port; return the oracle's reply if they agree."""
+    def exchange(self, op: str, /, exercised: Exercised | None = None, **args: Any) -> Reply:
+        """Send one request to the oracle and the port; return the oracle's reply if they agree.
+
+        ``exercised`` names the invariants the model's accepted result shows were in play; they are
+        tagged before the port's answer is judged, so a failure names them too.
+        """
         expected = self.oracle.call(op, **args)
         self._step_ops.append(op)
         if isinstance(expected, Refused):
             self._step_codes.append(expected.code)
+        elif exercised is not None:
+            self.tag(*exercised(expected.result))
         try:
             actual = self.ctx.port.call(op, **args)
         except PortFault as fault:
@@ -150,9 +158,9 @@ class ConformanceMachine(RuleBasedStateMachine):
             raise self._disagreement(mismatch)
         return expected
 
-    def exchange_ok(self, op: str, **args: Any) -> Any:
+    def exchange_ok(self, op: str, /, exercised: Exercised | None = None, **args: Any) -> Any:
         """:meth:`exchange` for a request the model accepts; returns its result."""
-        reply = self.exchange(op, **args)
+        reply = self.exchange(op, exercised, **args)
         assert isinstance(reply, Ok), f"the model refused a request the machine built as valid: {op} {reply}"
         return reply.result
 

@@ -84,17 +84,17 @@ class HeaderMachine(HarnessMachine):
     def decide(self, data: st.DataObject, begins_series: bool) -> dict[str, Any] | None:
         how = data.draw(st.sampled_from(PRESENTATIONS), label="presentation")
         facts = self.h.facts(begins_series)
-        result = self.exchange_ok(
-            "header_decision", events=list(self.h.log), header=presented(self.h.assembled(), how), instance=facts
-        )
-        decision: dict[str, Any] | None = result["decision"]
         self.tag("INV-HDR-7" if how != "canonical" else "INV-HDR-8")
-        if facts["first_request"]:
-            self.tag("INV-HDR-9")
-        elif decision is not None and decision["reason"] == "change":
-            self.tag("INV-HDR-10")
-        else:
-            self.tag("INV-HDR-11")
+
+        def exercised(result: Any) -> tuple[str, ...]:
+            if facts["first_request"]:
+                return ("INV-HDR-9",)
+            changed = result["decision"] is not None and result["decision"]["reason"] == "change"
+            return ("INV-HDR-10",) if changed else ("INV-HDR-11",)
+
+        header = presented(self.h.assembled(), how)
+        result = self.exchange_ok("header_decision", exercised, events=list(self.h.log), header=header, instance=facts)
+        decision: dict[str, Any] | None = result["decision"]
         return decision
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:

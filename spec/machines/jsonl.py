@@ -45,6 +45,14 @@ SESSION_HEADERS = st.fixed_dictionaries(
 """Valid header lines, with and without the optional members."""
 
 
+def loaded_with(result: Any) -> tuple[str, ...]:
+    """What an accepted load shows: a torn tail dropped, a crashed turn repaired."""
+    tags: tuple[str, ...] = ("INV-JSONL-3",) if result["dropped_torn_tail"] else ()
+    if result["closers"]:
+        tags += ("INV-JSONL-8", "INV-REPAIR-2", "INV-REPAIR-4", "INV-REPAIR-5")
+    return tags
+
+
 class JsonlMachine(LiveSessionMachine):
     """Checks ``save`` and ``load`` against the model on the same text."""
 
@@ -57,15 +65,11 @@ class JsonlMachine(LiveSessionMachine):
 
     def load(self, text: str) -> None:
         """Load ``text`` on both sides; continue from the loaded session, or check nothing changed."""
-        reply = self.exchange("load", jsonl=text)
-        if not isinstance(reply, Ok):
+        reply = self.exchange("load", loaded_with, jsonl=text)
+        if isinstance(reply, Ok):
+            self.take_over(self.model.state)
+        else:
             self.check_state()
-            return
-        if reply.result["dropped_torn_tail"]:
-            self.tag("INV-JSONL-3")
-        if reply.result["closers"]:
-            self.tag("INV-JSONL-8", "INV-REPAIR-2", "INV-REPAIR-4", "INV-REPAIR-5")
-        self.take_over(self.model.state)
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         self.load(candidate)

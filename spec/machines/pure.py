@@ -17,7 +17,6 @@ from spec.builders import RawEvent
 from spec.machines.agent import HarnessMachine, mutations_in
 from spec.machines.base import step
 from spec.mutations import Mutation
-from spec.port import Ok
 
 
 class PureMachine(HarnessMachine):
@@ -35,9 +34,7 @@ class PureMachine(HarnessMachine):
 
     def observe(self, events: list[Any]) -> None:
         """Ask the port's op about ``events``."""
-        reply = self.exchange(self.op, events=list(events))
-        if isinstance(reply, Ok):
-            self.tag(*self.exercised(reply.result))
+        self.exchange(self.op, self.exercised, events=list(events))
 
     def exercised(self, result: Any) -> tuple[str, ...]:
         """Invariants an accepted answer shows were in play (beyond the rule table's)."""
