@@ -120,9 +120,7 @@ def raw_json(max_leaves: int = 8) -> st.SearchStrategy[object]:
     keys = st.one_of(TEXT, TEXT, TEXT, st.integers(-2, 2), st.none())
     return st.recursive(
         scalars,
-        lambda children: st.lists(children, max_size=3)
-        | st.tuples(children)
-        | st.dictionaries(keys, children, max_size=3),
+        lambda children: st.lists(children, max_size=3) | st.tuples(children) | st.dictionaries(keys, children, max_size=3),
         max_leaves=max_leaves,
     )
 
@@ -213,6 +211,13 @@ UNKNOWN_TYPE_NAMES = ("x-future/thing", "vendor/telemetry", "agent/mood", "tool/
 UNKNOWN_TYPES = st.sampled_from(UNKNOWN_TYPE_NAMES)
 assert not {*LOG_ONLY_TYPES, *TURN_ONLY_TYPES} - KNOWN_EVENT_TYPES
 assert not set(UNKNOWN_TYPE_NAMES) & KNOWN_EVENT_TYPES
+
+
+class DrawnSession(SessionBuilder):
+    """A builder whose repr is its log, so a failing example can be read (and replayed) from the report."""
+
+    def __repr__(self) -> str:
+        return f"DrawnSession(events={self.events!r})"
 
 
 def _open_calls(builder: SessionBuilder) -> tuple[list[str], list[str]]:
@@ -361,7 +366,10 @@ def sessions(
     Unless ``closed``, the log stops wherever the actions stop: a turn or a step may be open and
     tool calls pending, as after a crash.  ``unknown_types`` allows ignorable events of unknown types.
     """
-    builder = drive(draw, SessionBuilder(), draw(st.integers(min_actions, max_actions)), unknown_types)
+    # Hypothesis favours small integers; half the time insist on a long session.
+    longer = st.integers(max(min_actions, max_actions // 2), max_actions)
+    steps = draw(st.one_of(st.integers(min_actions, max_actions), longer))
+    builder = drive(draw, DrawnSession(), steps, unknown_types)
     return close(builder) if closed else builder
 
 
@@ -400,20 +408,23 @@ def surface_op_candidates(next_seq: int) -> st.SearchStrategy[object]:
 
 @st.composite
 def envelope_candidates(draw: st.DrawFn, next_seq: int) -> dict[object, object]:
-    """An event-shaped object with drawn members: usually refused, occasionally a valid log-only event."""
-    seq = draw(st.one_of(st.just(next_seq), st.integers(-1, next_seq + 2), raw_json(1)))
+    """An event-shaped object whose members are each drawn good or bad: usually refused, sometimes valid."""
+
+    def member(good: st.SearchStrategy[object], bad: st.SearchStrategy[object]) -> object:
+        return draw(st.sampled_from([good, good, good, bad]).flatmap(lambda s: s))
+
     members: dict[object, object] = {
-        "type": draw(CANDIDATE_TYPES),
-        "seq": seq,
-        "time": draw(st.one_of(st.integers(0, 2**60), raw_json(1))),
-        "data": draw(raw_json()),
+        "type": member(st.sampled_from([*LOG_ONLY_TYPES, "user/message", "turn/start", "tool/result"]), CANDIDATE_TYPES),
+        "seq": member(st.just(next_seq), st.one_of(st.integers(-1, next_seq + 2), raw_json(1))),
+        "time": member(st.integers(0, MAX_SAFE_INTEGER), st.one_of(st.integers(), raw_json(1))),
+        "data": member(json_values(), raw_json()),
     }
     if draw(st.booleans()):
-        members["ignorable"] = draw(st.sampled_from([True, False, 1, None, "true"]))
+        members["ignorable"] = member(st.just(True), st.sampled_from([False, 1, None, "true"]))
     if draw(st.booleans()):
         members["surfaceOp"] = draw(surface_op_candidates(next_seq))
     if draw(st.booleans()):
-        members["sourceEventSeqs"] = draw(st.one_of(st.lists(st.integers(-1, next_seq + 1), max_size=4), raw_json(2)))
+        members["sourceEventSeqs"] = member(st.lists(st.integers(0, next_seq + 1), max_size=4), raw_json(2))
     for key in draw(st.lists(st.sampled_from(ENVELOPE_KEY_POOL), max_size=2)):
         if draw(st.booleans()):
             members.pop(key, None)
@@ -424,7 +435,7 @@ def envelope_candidates(draw: st.DrawFn, next_seq: int) -> dict[object, object]:
 
 def candidates(next_seq: int) -> st.SearchStrategy[object]:
     """Arbitrary candidates for the next append: any JSON-ish value, or an event-shaped object."""
-    return st.one_of(raw_json(), envelope_candidates(next_seq), envelope_candidates(next_seq))
+    return st.one_of(envelope_candidates(next_seq), raw_json(), envelope_candidates(next_seq))
 
 
 Path = tuple[object, ...]
@@ -453,7 +464,8 @@ def mutated(draw: st.DrawFn, raw: RawEvent) -> dict[object, object]:
     """``raw`` with one drawn change somewhere in it: a member replaced, removed or added, a number nudged."""
     out: Any = copy.deepcopy(raw)
     paths = _paths(out)[1:]
-    path = draw(st.sampled_from(paths))
+    in_data = [p for p in paths if len(p) > 1 and p[0] == "data"]
+    path = draw(st.sampled_from([*in_data, *in_data, *in_data, *paths]))  # mostly inside the payload
     parent = _parent(out, path)
     key: Any = path[-1]
     old = parent[key]
@@ -515,7 +527,9 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
             old["data"]["trigger"] = draw(st.sampled_from(["user", {"kind": "user"}, {"kind": "schedule", "id": 3}]))
             forms.add("N1 trigger")
         elif type_ == "turn/end" and draw(legacy):
-            old["data"]["reason"] = _legacy_reason(draw, data["reason"], forms)
+            # Give the turn a reason that has a legacy spelling, then spell it the legacy way.
+            new["data"]["reason"] = draw(LEGACY_SPELLED_REASONS)
+            old["data"]["reason"] = _legacy_reason(draw, new["data"]["reason"], forms)
         elif type_ == "user/message" and op == "append" and "sourceEventSeqs" not in raw and draw(legacy):
             form = draw(st.sampled_from(["wrapped", "bare", "pre-identity"]))
             forms.add(f"N3/N4 user {form}")
@@ -563,7 +577,7 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
                 legacy_result_ids[seq] = minted
                 new["data"]["message"]["id"] = minted
                 forms.add("N4 tool result" + (" rewrite" if target is not None else ""))
-        elif type_ == "request/header" and draw(legacy):
+        elif type_ == "request/header" and draw(st.sampled_from([True, True, False])):
             header = old["data"]["header"]
             if draw(st.booleans()):
                 header["messagePrefix"] = [{"role": "user", "content": [text_block("earlier")]}]
@@ -581,11 +595,20 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
     header = {"type": "session", "version": 0, "id": session_id, "createdAt": created}
     return V0Case(
         v0=StoredLog(_freeze_object(header), tuple(_freeze_object(e) for e in v0)),
-        expected=StoredLog(
-            _freeze_object({**header, "version": 1}), tuple(_freeze_object(e) for e in expected)
-        ),
+        expected=StoredLog(_freeze_object({**header, "version": 1}), tuple(_freeze_object(e) for e in expected)),
         forms=frozenset(forms),
     )
+
+
+LEGACY_SPELLED_REASONS: st.SearchStrategy[dict[str, Any]] = st.one_of(
+    st.sampled_from(["legacy", "disposed"]).map(lambda cause: {"kind": "aborted", "reason": {"kind": cause}}),
+    st.builds(
+        lambda message, code: {"kind": "error", "error": {"message": message, "code": code}},
+        WORDS,
+        st.sampled_from(["PROVIDER_ERROR", "UNKNOWN"]),
+    ),
+)
+"""The v1 turn-end reasons that v0 wrote differently (N2)."""
 
 
 def _legacy_reason(draw: st.DrawFn, reason: Mapping[str, Any], forms: set[str]) -> dict[str, Any]:
