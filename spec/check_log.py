@@ -80,6 +80,7 @@ def check_log(text: str) -> LogCheck:
         _check_v0(check, header, events)
     else:
         check.add(1, Violation(Code.FORMAT_VERSION_UNSUPPORTED, f"line 1: format version {version} is not supported"))
+    check.violations.sort(key=lambda finding: finding.line)
     return check
 
 

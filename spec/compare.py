@@ -58,7 +58,20 @@ def _result_mismatch(op: str, expected: Any, actual: Any, header_observed: bool)
         expected, actual = _without_header(expected), _without_header(actual)
     if json_equal(expected, actual):
         return None
-    return Mismatch("wrong-result", f"{op}: the port's result differs from the model's")
+    return Mismatch("wrong-result", f"{op}: the port's result differs from the model's at {first_difference(expected, actual)}")
+
+
+def first_difference(expected: Any, actual: Any, path: str = "$") -> str:
+    """The JSONPath-like location of the first place two JSON values differ."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(expected.keys() | actual.keys()):
+            if key not in expected or key not in actual or not json_equal(expected[key], actual[key]):
+                return first_difference(expected.get(key), actual.get(key), f"{path}.{key}")
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        for index, (a, b) in enumerate(zip(expected, actual, strict=True)):
+            if not json_equal(a, b):
+                return first_difference(a, b, f"{path}[{index}]")
+    return path
 
 
 def _without_header(result: Any) -> Any:

@@ -1,0 +1,46 @@
+"""The pytest plugin: one test per group when asked for, nothing at all otherwise."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conformance_helpers import ROOT, broken_driver
+
+
+def _pytest(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *(str(a) for a in args)]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_without_its_option_the_plugin_adds_no_tests(tmp_path: Path) -> None:
+    done = _pytest(tmp_path)
+    assert done.returncode == 5, done.stdout  # pytest's "no tests were collected"
+    assert "sessionlog" not in done.stdout
+
+
+def test_the_plugin_registers_its_options() -> None:
+    done = _pytest("--help")
+    assert "--sessionlog-driver=CMD" in done.stdout
+
+
+def test_the_plugin_runs_one_test_per_group_against_the_model(tmp_path: Path) -> None:
+    done = _pytest(tmp_path, "--sessionlog-port", "model", "--sessionlog-profile", "dev", "--sessionlog-max-examples", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "7 passed" in done.stdout
+
+
+def test_the_plugin_fails_the_broken_group_with_its_counterexample(tmp_path: Path) -> None:
+    cases, empty = tmp_path / "cases", tmp_path / "empty"
+    empty.mkdir()
+    done = _pytest(
+        empty,
+        "--sessionlog-driver", broken_driver("surface_drops_replacements"),
+        "--sessionlog-profile", "dev", "--sessionlog-max-examples", "20", "--sessionlog-cases-dir", cases,
+        "-k", "surface or header",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    assert "1 failed, 1 passed, 5 deselected" in done.stdout
+    assert "sessionlog[surface]" in done.stdout and "counterexample:" in done.stdout
+    assert list(cases.glob("surface-*.json"))
