@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     go.add_argument("--work", type=Path, help="directory for suite reports, counterexamples, databases (reports/killrate)")
     go.add_argument("--timeout", type=float, help="per-request driver timeout passed to the suite")
     go.add_argument("--keep-going", action="store_true", help="run the mutants even when the run is already void")
+    go.add_argument("--no-snapshot", action="store_true", help="import suite and seqlog from the working tree, not a copy")
     sub.add_parser("list", help="list the catalogue")
     table = sub.add_parser("table", help="render a run report's kill table as Markdown")
     table.add_argument("report", type=Path)
@@ -61,7 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
-    config = RunConfig(profile=args.profile, seed=args.seed, all_groups=args.all_groups, jobs=args.jobs, timeout=args.timeout)
+    config = RunConfig(
+        profile=args.profile,
+        seed=args.seed,
+        all_groups=args.all_groups,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        snapshot=not args.no_snapshot,
+    )
     if args.work is not None:
         config = RunConfig(**{**config.__dict__, "work": args.work})
     result = run(config, mutants, _progress, keep_going=args.keep_going)

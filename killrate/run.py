@@ -9,9 +9,12 @@ earlier mutant's counterexample), with ``--only`` its target group unless ``all_
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -28,6 +31,8 @@ from spec.registry import BY_ID
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT_FORMAT = "killrate-report/1"
+SNAPSHOT = {"model": "model", "spec": "spec", "killrate": "killrate", "seqlog": "ports/python/seqlog"}
+"""What a run freezes at its start (name → path under the repository): the oracle, the suite, the mutants, the port."""
 KILLED, SURVIVED, ERROR, PASSED = "killed", "survived", "error", "passed"
 
 
@@ -45,6 +50,15 @@ class RunConfig:
     python: str = sys.executable
     timeout: float | None = None
     """Per-request driver timeout passed to the suite (its default when ``None``)."""
+    snapshot: bool = True
+    """Copy the model, the suite, seqlog and the catalogue into ``work`` first and run every check
+    from that copy, so that edits made to the working tree during a long run cannot make its
+    mutants face different suites."""
+
+    @property
+    def source_root(self) -> Path:
+        """Where the suite and the drivers are imported from."""
+        return self.work / "snapshot" if self.snapshot else ROOT
 
 
 @dataclass
@@ -95,10 +109,47 @@ def check_command(config: RunConfig, name: str, groups: Sequence[str], report: P
     return argv
 
 
-def _environment() -> dict[str, str]:
+def _environment(config: RunConfig) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    root = config.source_root
+    paths = (str(root), str(root / "ports" / "python"), env.get("PYTHONPATH", ""))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     return env
+
+
+def _digest(root: Path) -> str:
+    """A content hash of the Python sources under ``root``."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".md"):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def freeze_sources(config: RunConfig) -> dict[str, str]:
+    """Copy what the run depends on into the snapshot (when enabled); the content hash of each part."""
+    digests = {}
+    for name, relative in SNAPSHOT.items():
+        source = ROOT / relative
+        if config.snapshot:
+            target = config.source_root / relative
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            source = target
+        digests[name] = _digest(source)
+    return digests
+
+
+def git_revision() -> str:
+    """``HEAD``'s commit, with ``+dirty`` when the snapshotted paths have uncommitted changes."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--", *SNAPSHOT.values())
+    return head + ("+dirty" if dirty else "")
 
 
 def check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | None) -> Outcome:
@@ -108,7 +159,12 @@ def check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | 
     report.unlink(missing_ok=True)
     started = time.monotonic()
     proc = subprocess.run(
-        check_command(config, name, groups, report), cwd=ROOT, env=_environment(), capture_output=True, text=True, check=False
+        check_command(config, name, groups, report),
+        cwd=config.source_root,
+        env=_environment(config),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     outcome = Outcome(
         name,
@@ -165,6 +221,8 @@ class KillRun:
     canary: Outcome
     mutants: list[Outcome]
     seconds: float
+    sources: dict[str, str] = field(default_factory=dict)
+    """The git revision and the content hash of each frozen part."""
 
     @property
     def void_reasons(self) -> list[str]:
@@ -208,6 +266,7 @@ class KillRun:
             "seed": self.config.seed,
             "groups": "all" if self.config.all_groups else "target",
             "seconds": round(self.seconds, 1),
+            "sources": self.sources,
             "totals": self.totals(),
             "baseline": asdict(self.baseline),
             "canary": asdict(self.canary),
@@ -234,6 +293,8 @@ def run(
     """Check the unmutated port and the canary, then (unless the run is already void) every mutant."""
     started = time.monotonic()
     note = progress or (lambda _: None)
+    config = dataclasses.replace(config, work=config.work.resolve())
+    sources = {"git": git_revision(), **freeze_sources(config)}
 
     def groups_for(mutant: Mutant) -> list[str]:
         return list(GROUPS) if config.all_groups else [mutant.group]
@@ -252,4 +313,4 @@ def run(
                 outcome = job.result()
                 note(outcome)
                 outcomes.append(outcome)
-    return KillRun(config, baseline, canary, outcomes, time.monotonic() - started)
+    return KillRun(config, baseline, canary, outcomes, time.monotonic() - started, sources)

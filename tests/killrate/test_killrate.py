@@ -79,7 +79,7 @@ def test_survivor_makes_the_run_not_green() -> None:
 
 def test_suite_passes_seqlog_and_kills_a_representative_mutant(tmp_path: Path) -> None:
     """End to end with the dev profile: the control passes the surface group, the mutant dies in it."""
-    config = RunConfig(profile="dev", seed=1, work=tmp_path)
+    config = RunConfig(profile="dev", seed=1, work=tmp_path, snapshot=False)
     control = check(config, "none", ["surface"], None)
     assert control.status == PASSED, control.detail
     mutant = BY_NAME["append_placed_at_head"]
