@@ -16,11 +16,8 @@ from typing import Any
 from model.violation import Code
 from spec.registry import INVARIANTS
 
-UNOBSERVABLE: dict[str, str] = {
-    "INV-COMPACT-5": "no protocol op asks for the balance around a single seq",
-    "NOT_ON_SURFACE": "raised only by the balance-around-a-seq query, which the protocol does not expose",
-}
-"""Invariants and codes no ``sessionlog-driver/1`` op can observe, with the reason."""
+UNOBSERVABLE: dict[str, str] = {}
+"""Invariants and codes no ``sessionlog-driver/1`` op can observe, with the reason (none since ``cuts`` takes a ``seq``)."""
 
 ALL_INVARIANTS = tuple(inv.id for inv in INVARIANTS)
 ALL_CODES = tuple(code.value for code in Code)

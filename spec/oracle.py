@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from model.compaction import cut_balances
+from model.compaction import balanced_around, cut_balances
 from model.event import Event, decode_event, encode_event
 from model.header import InstanceFacts, decide_request_header, fold_request_header, header_shape_problem
 from model.json_value import as_object, freeze, thaw
@@ -124,4 +124,10 @@ class Oracle(ModelDriver):
         balanced = cut_balances(state.surface.nodes, state.events)
         if isinstance(balanced, Violation):
             return balanced
-        return {"nodes": list(state.surface.nodes), "balanced": list(balanced)}
+        result: dict[str, Any] = {"nodes": list(state.surface.nodes), "balanced": list(balanced)}
+        if "seq" in request:
+            around = balanced_around(state.surface.nodes, state.events, request["seq"])
+            if isinstance(around, Violation):
+                return around
+            result["around"] = list(around)
+        return result

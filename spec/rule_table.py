@@ -39,8 +39,8 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "reseed": ("INV-LOG-10", "INV-LOG-11", "INV-LOG-5"),
     # header
     "fold_headers": ("INV-HDR-6", "INV-HDR-7", "INV-HDR-8"),
+    "request_with_bad_header": ("INV-HDR-1", "INV-HDR-2"),
     # repair
-    "repair_now": ("INV-REPAIR-1", "INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4"),
     "repair_crash_prefix": ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4"),
     "repair_repaired": ("INV-REPAIR-5",),
     # jsonl
@@ -50,6 +50,8 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "crash_no_final_newline": ("INV-JSONL-3", "INV-JSONL-8", "INV-REPAIR-5"),
     "crash_duplicate_last_line": ("INV-JSONL-5", "INV-LOG-11"),
     "crash_damage_middle_line": ("INV-JSONL-4", "INV-LOG-11"),
+    "crash_lose_line": ("INV-JSONL-5", "INV-LOG-11"),
+    "begin_session": ("INV-JSONL-1",),
     "load_other_version": ("INV-JSONL-7",),
     # legacy
     "upgrade_legacy": ("INV-LEGACY-5", "INV-LEGACY-6", "INV-LEGACY-8"),
@@ -58,7 +60,7 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "upgrade_twice": ("INV-LEGACY-7",),
     "load_legacy": ("INV-JSONL-7", "INV-LEGACY-6"),
     # compaction
-    "cuts_now": ("INV-COMPACT-1", "INV-COMPACT-2", "INV-COMPACT-4"),
+    "balance_around": ("INV-COMPACT-1", "INV-COMPACT-2", "INV-COMPACT-5"),
 }
 
 OP_INVARIANTS: dict[str, tuple[str, ...]] = {

@@ -58,15 +58,29 @@ class SurfaceMachine(PureMachine):
 
 
 class CompactionMachine(PureMachine):
-    """Checks ``cuts``: the tool-pairing balance at every cut of the surface."""
+    """Checks ``cuts``: the tool-pairing balance at every cut, and around single surface nodes."""
 
     group = "compaction"
     op = "cuts"
-    injections = mutations_in(("append",), owners=("COMPACT",))
+    injections = mutations_in(("append", "cuts"), owners=("COMPACT",))
 
     def exercised(self, result: Any) -> tuple[str, ...]:
         # An unbalanced cut means calls were pending there: the count was walked up and back down.
-        return ("INV-COMPACT-1",) if not all(result["balanced"]) else ()
+        tags = ("INV-COMPACT-1",) if not all(result["balanced"]) else ()
+        return (*tags, "INV-COMPACT-5") if "around" in result else tags
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        if mutation.context == "cuts":
+            self.exchange("cuts", events=list(self.h.log), seq=candidate)
+        else:
+            super().submit(mutation, candidate)
+
+    @precondition(lambda self: bool(self.h.state.surface.nodes))
+    @rule(data=st.data())
+    @step
+    def balance_around(self, data: st.DataObject) -> None:
+        seq = data.draw(st.sampled_from(self.h.state.surface.nodes), label="surface node")
+        self.exchange("cuts", self.exercised, events=list(self.h.log), seq=seq)
 
 
 class RepairMachine(PureMachine):

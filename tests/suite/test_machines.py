@@ -18,6 +18,7 @@ from spec.mutations import MUTATIONS
 from spec.oracle import Oracle
 from spec.port import GROUPS, InProcessPort
 from spec.profiles import PROFILES
+from spec.rule_table import RULE_INVARIANTS
 from spec.runner import FAILED, PASSED, UNSUPPORTED, VOID, RunOptions, run, run_group
 
 QUICK = RunOptions(profile=PROFILES["dev"], strict_codes=True, max_examples=8, step_count=25)
@@ -28,6 +29,8 @@ def test_the_model_passes_every_group_in_process() -> None:
     result = run(InProcessPort(ModelDriver()), QUICK)
     assert [(r.group, r.status) for r in result.groups] == [(g, PASSED) for g in GROUPS], [r.detail for r in result.groups]
     assert all(r.coverage.steps > 0 and r.coverage.examples > 0 for r in result.groups)
+    counted = {rule for r in result.groups for rule in r.coverage.rules}
+    assert counted <= set(RULE_INVARIANTS), f"steps without a row in the rule table: {counted - set(RULE_INVARIANTS)}"
 
 
 def test_the_model_driver_passes_every_group_as_a_subprocess() -> None:
@@ -143,6 +146,7 @@ def test_the_oracle_answers_exactly_as_the_model_driver(seed: int) -> None:
     facts = {"first_request": False, "begins_series": True, "replaced_since_last_request": False}
     header = {"config": {"provider": "deepseek", "model": "deepseek-chat"}}
     requests.append({"op": "header_decision", "events": log, "header": header, "instance": facts})
+    requests += [{"op": "cuts", "events": log, "seq": seq} for seq in (0, 1, len(log) - 1, len(log) + 3)]
     for number, request in enumerate(requests):
         ours, theirs = oracle({"id": number, **request}), driver({"id": number, **request})
         assert ours == theirs, request["op"]
