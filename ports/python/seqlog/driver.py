@@ -18,7 +18,7 @@ import orjson
 
 from seqlog import __version__
 from seqlog.codec import check_header_line, encode_jsonl, load_text
-from seqlog.errors import SeqlogError
+from seqlog.errors import Code, SeqlogError
 from seqlog.event import Event, decode_event, encode_event
 from seqlog.header import InstanceFacts, check_header_shape, decide_request_header, fold_request_header
 from seqlog.jsonvalue import FrozenObject, NotLossless, freeze, thaw
@@ -123,7 +123,10 @@ class SeqlogDriver:
         try:
             result = op(request)
         except SeqlogError as error:
-            return _error(request_id, str(error.code), error.message)
+            # A refusal of the library's own machinery (a payload too deep to encode) has no
+            # violation code; the protocol calls that UNMAPPED and carries the message.
+            code = str(error.code) if isinstance(error.code, Code) else "UNMAPPED"
+            return _error(request_id, code, error.message)
         except BadRequest as error:
             return _error(request_id, "BAD_REQUEST", str(error))
         except (KeyError, TypeError) as error:

@@ -112,7 +112,8 @@ def decode_event(raw: object) -> Event:
     ``data`` and metadata, then the shapes of ``surfaceOp`` and ``sourceEventSeqs``.
     """
     if isinstance(raw, Event):
-        return raw
+        # Re-checked like any other input: an Event can be built by hand around unfrozen data.
+        raw = encode_event(raw)
     if not isinstance(raw, Mapping):
         raise SeqlogError(Code.ENVELOPE_NOT_OBJECT, "event is not a JSON object")
     if not ENVELOPE_KEYS.issuperset(raw):

@@ -50,6 +50,17 @@ class FrozenObject(dict[str, Any]):
         return f"FrozenObject({dict.__repr__(self)})"
 
 
+class DeepArray(tuple[Any, ...]):
+    """An array frozen below the recursion budget.
+
+    A distinct type on purpose: orjson bounds its recursion on lists and dicts but not on tuples,
+    and overflows its stack on a few thousand nested ones, so it must refuse these instead (it
+    does, as an unknown type) and leave deep values to an encoder that bounds its recursion.
+    """
+
+    __slots__ = ()
+
+
 JsonValue: TypeAlias = bool | int | float | str | tuple["JsonValue", ...] | FrozenObject | None
 """A frozen lossless JSON value."""
 
@@ -164,7 +175,7 @@ def _freeze(value: object, budget: int) -> JsonValue:
 
 def _freeze_deep(value: object) -> JsonValue:
     """The same walk as :func:`_freeze` with an explicit stack, for subtrees too deep to recurse."""
-    return _rebuild(value, FrozenObject, tuple, strict=True)  # type: ignore[return-value]
+    return _rebuild(value, FrozenObject, DeepArray, strict=True)  # type: ignore[return-value]
 
 
 def freeze(value: object) -> JsonValue:

@@ -1,0 +1,178 @@
+"""Session: validated atomic appends, seeding, derived state, plans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from seqlog import Code, LibCode, SeqlogError, Session
+from seqlog.event import encode_event
+from seqlog.jsonvalue import FrozenObject
+from seqlog_fixtures import HEADER_LINE, assistant, data, header, tool_call, tool_result, user
+
+
+def _clock() -> Iterator[int]:
+    yield from range(100, 10**6)
+
+
+def _session() -> Session:
+    ticks = _clock()
+    return Session.create(header=HEADER_LINE, clock=lambda: next(ticks))
+
+
+def _snapshot(session: Session) -> tuple[object, ...]:
+    return (
+        [encode_event(e) for e in session.events],
+        tuple(session.surface.nodes),
+        session.surface.replace_generation,
+        session.brackets,
+        session.request_header(),
+        session.cut_balances(),
+        session.closers(),
+    )
+
+
+def _through_a_tool_call(session: Session) -> None:
+    session.append("turn/start", {"turn": 1})
+    session.append("user/message", user(), surface_op="append")
+    session.append("step/start", {"turn": 1, "step": 1})
+    session.append("request/header", {"header": header(), "reason": "initial"})
+    session.append("assistant/message", assistant(1, 1, calls=("c1",)), surface_op="append")
+    session.append("tool/call", tool_call(1, 1, "c1"))
+
+
+def test_append_assigns_seq_and_time_from_the_clock() -> None:
+    session = _session()
+    first = session.append("turn/start", {"turn": 1})
+    second = session.append("user/message", user(), surface_op="append", time=5)
+    assert (first.seq, first.time) == (0, 100)
+    assert (second.seq, second.time) == (1, 5)
+    assert list(session.surface.nodes) == [1]
+
+
+def test_derived_state_follows_the_log() -> None:
+    session = _session()
+    _through_a_tool_call(session)
+    assert session.open_turn == 1 and session.open_step == 1
+    assert session.pending_calls == 1
+    assert session.cut_balances() == (True, True, False)
+    assert session.balanced_around(4) == (True, False)
+    assert session.request_header() == {"config": {"provider": "deepseek", "model": "deepseek-chat"}, "system": "Be careful."}
+    session.append("tool/result", tool_result(1, 1, "c1"), surface_op="append")
+    assert session.pending_calls == 0 and session.cut_balances() == (True, True, False, True)
+
+
+@pytest.mark.parametrize(
+    ("type_", "data", "extra", "code"),
+    [
+        ("turn/start", {"turn": 1}, {}, Code.TURN_ALREADY_OPEN),
+        ("step/start", {"turn": 1, "step": 2}, {}, Code.STEP_ALREADY_OPEN),
+        ("tool/result", tool_result(1, 1, "zz"), {"surface_op": "append"}, Code.TOOL_RESULT_UNPAIRED),
+        ("user/message", user(), {}, Code.SURFACE_OP_MISSING),
+        ("user/message", {"id": "", "role": "user"}, {"surface_op": "append"}, Code.USER_MESSAGE_INVALID),
+        ("mode/set", {}, {}, Code.LEGACY_MODE_SET),
+        ("x-vendor/thing", {}, {}, Code.UNKNOWN_EVENT_TYPE),
+        ("todo/write", {"x": float("nan")}, {}, Code.JSON_NOT_LOSSLESS),
+        ("request/header", {"header": header(system=""), "reason": "change"}, {}, Code.HEADER_NOT_CANONICAL),
+        ("user/message", user("s"), {"surface_op": {"op": "replace", "start": 1, "end": 4}}, Code.SOURCES_MISSING_SHADOWED),
+        (
+            "user/message",
+            user("s"),
+            {"surface_op": {"op": "replace", "start": 1, "end": 4}, "source_event_seqs": [1, 4]},
+            Code.REPLACE_SPLITS_TOOL_PAIR,
+        ),
+    ],
+)
+def test_a_refused_append_changes_nothing(type_: str, data: object, extra: dict[str, object], code: Code) -> None:
+    session = _session()
+    _through_a_tool_call(session)
+    before = _snapshot(session)
+    with pytest.raises(SeqlogError) as refused:
+        session.append(type_, data, **extra)  # type: ignore[arg-type]
+    assert refused.value.code == code
+    assert _snapshot(session) == before
+
+
+def test_ignorable_unknown_types_are_kept() -> None:
+    session = _session()
+    event = session.append("x-vendor/thing", {"any": [1]}, ignorable=True)
+    assert event.ignorable and len(session) == 1
+
+
+def test_appended_data_is_a_deep_immutable_snapshot() -> None:
+    session = _session()
+    payload = user()
+    event = session.append("user/message", payload, surface_op="append")
+    payload["content"][0]["text"] = "changed"
+    assert data(event)["content"][0]["text"] == "hi"
+    assert isinstance(event.data, FrozenObject)
+    with pytest.raises(TypeError):
+        data(event)["id"] = "x"
+    with pytest.raises(AttributeError):
+        event.seq = 3  # type: ignore[misc]
+
+
+def test_append_event_takes_the_given_seq_and_time() -> None:
+    session = _session()
+    event = session.append_event({"type": "turn/start", "seq": 0, "time": 42, "data": {"turn": 1}})
+    assert event.time == 42
+    with pytest.raises(SeqlogError) as refused:
+        session.append_event({"type": "turn/end", "seq": 5, "time": 42, "data": {"turn": 1, "reason": {"kind": "completed"}}})
+    assert refused.value.code == Code.SEQ_NOT_CONTIGUOUS
+
+
+def test_validate_then_commit_and_stale_plans() -> None:
+    session = _session()
+    plan = session.validate({"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}})
+    assert len(session) == 0
+    session.commit(plan)
+    with pytest.raises(SeqlogError) as stale:
+        session.commit(plan)
+    assert stale.value.code == LibCode.STALE_PLAN
+
+
+def test_seed_is_validated_whole_and_marked() -> None:
+    events = [
+        {"type": "turn/start", "seq": 0, "time": 9, "data": {"turn": 1}},
+        {"type": "turn/end", "seq": 1, "time": 11, "data": {"turn": 1, "reason": {"kind": "completed"}}},
+    ]
+    session = Session.create(events, header=HEADER_LINE)
+    marker = session.events[-1]
+    assert (marker.type, marker.seq, marker.time, marker.data) == ("session/end-seed", 2, 11, {})
+    assert len(Session.create([*events, encode_event(marker)], header=HEADER_LINE)) == 3
+    assert Session.create([], header=HEADER_LINE).events[0].time == 0
+    bad = [events[0], {**events[1], "data": {"turn": 2, "reason": {"kind": "completed"}}}]
+    with pytest.raises(SeqlogError) as refused:
+        Session.create(bad, header=HEADER_LINE)
+    assert refused.value.code == Code.TURN_END_MISMATCH
+    assert "seed index 1" in refused.value.message
+
+
+def test_create_checks_the_header_line_and_defaults_one() -> None:
+    session = Session.create(clock=lambda: 77)
+    assert session.header_line["version"] == 1 and session.header_line["createdAt"] == 77
+    with pytest.raises(SeqlogError) as refused:
+        Session.create(header={"type": "session", "version": 1, "id": "", "createdAt": 0})
+    assert refused.value.code == Code.JSONL_HEADER_INVALID
+    with pytest.raises(SeqlogError) as old:
+        Session.create(header={"type": "session", "version": 0, "id": "x", "createdAt": 0})
+    assert old.value.code == Code.FORMAT_VERSION_UNSUPPORTED
+
+
+def test_closers_and_repair() -> None:
+    session = _session()
+    _through_a_tool_call(session)
+    closers = session.closers()
+    assert [c.type for c in closers] == ["tool/result", "step/end", "turn/end"]
+    assert data(closers[0])["error"]["code"] == "TOOL_OUTCOME_UNKNOWN"
+    assert closers[0].source_event_seqs == (5,)
+    assert session.repair() == closers
+    assert session.closers() == () and session.open_turn is None
+
+
+def test_events_view_is_read_only() -> None:
+    session = _session()
+    session.append("turn/start", {"turn": 1})
+    with pytest.raises(TypeError):
+        session.events[0] = session.events[0]  # type: ignore[index]
+    assert session.events[0:1][0].type == "turn/start"

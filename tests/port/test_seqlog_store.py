@@ -1,0 +1,259 @@
+"""SessionStore: append-only durable JSONL (plain and zstd), torn tails, repair, locking, bad input, v0."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from seqlog import Code, LibCode, SeqlogError, SessionStore, read_session
+from seqlog.event import encode_event
+from seqlog.store import MAX_NESTING
+from seqlog.zstdlog import read_frames
+from seqlog_fixtures import HEADER_LINE, assistant, data, tool_call, user
+
+COMPRESSIONS = [None, "zstd"]
+
+
+def _clock() -> Iterator[int]:
+    yield from range(1000, 10**9)
+
+
+def _store(directory: Path, compression: str | None = None, **kwargs: object) -> SessionStore:
+    ticks = _clock()
+    return SessionStore.create(directory, header=HEADER_LINE, compression=compression, clock=lambda: next(ticks), **kwargs)  # type: ignore[arg-type]
+
+
+def _events(directory: Path) -> list[object]:
+    return [encode_event(e) for e in read_session(directory).session.events]
+
+
+def _open_turn(store: SessionStore) -> None:
+    session = store.session
+    session.append("turn/start", {"turn": 1})
+    session.append("user/message", user(), surface_op="append")
+    session.append("step/start", {"turn": 1, "step": 1})
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_round_trip_and_checkpoints(tmp_path: Path, compression: str | None) -> None:
+    store = _store(tmp_path / "s", compression)
+    _open_turn(store)
+    assert store.durable_length == 0
+    store.checkpoint()
+    assert store.durable_length == 3
+    store.session.append("step/end", {"turn": 1, "step": 1})
+    assert store.durable_length == 4  # step/end is a checkpoint of its own
+    store.session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    assert store.durable_length == 5
+    store.close()
+    assert _events(tmp_path / "s") == [encode_event(e) for e in store.session.events]
+    name = "events.jsonl.zst" if compression else "events.jsonl"
+    assert sorted(os.listdir(tmp_path / "s")) == [name, "lock"]
+
+
+def test_the_first_line_is_the_header_line(tmp_path: Path) -> None:
+    _store(tmp_path / "s").close()
+    assert json.loads((tmp_path / "s" / "events.jsonl").read_bytes().split(b"\n")[0]) == HEADER_LINE
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_reopen_repairs_once_and_durably(tmp_path: Path, compression: str | None) -> None:
+    store = _store(tmp_path / "s", compression)
+    _open_turn(store)
+    store.session.append("assistant/message", assistant(1, 1, calls=("c1", "c2")), surface_op="append")
+    store.checkpoint()
+    store.session.append("tool/call", tool_call(1, 1, "c1"))
+    store.checkpoint()
+    os.close(store._fd)  # type: ignore[arg-type]  # a crash: nothing more is written, nothing is unlocked cleanly
+    os.close(store._lock_fd)  # type: ignore[arg-type]
+    reopened = SessionStore.open(tmp_path / "s")
+    assert reopened.loaded is not None
+    closers = [c.type for c in reopened.loaded.closers]
+    assert closers == ["tool/result", "tool/result", "step/end", "turn/end"]
+    codes = [data(c)["error"]["code"] for c in reopened.loaded.closers[:2]]
+    assert codes == ["TOOL_OUTCOME_UNKNOWN", "TOOL_NOT_STARTED"]
+    assert reopened.durable_length == 9
+    reopened.close()
+    again = SessionStore.open(tmp_path / "s")
+    assert again.loaded is not None and again.loaded.closers == () and len(again.session) == 9
+    again.close()
+
+
+def test_a_torn_tail_is_cut_and_committed_lines_are_kept(tmp_path: Path) -> None:
+    store = _store(tmp_path / "s")
+    _open_turn(store)
+    store.close()
+    path = tmp_path / "s" / "events.jsonl"
+    committed = path.read_bytes()
+    with path.open("ab") as file:
+        file.write(b'{"type":"step/end","seq":3,"ti')
+    reopened = SessionStore.open(tmp_path / "s")
+    assert reopened.loaded is not None and reopened.loaded.dropped_torn_tail
+    reopened.close()
+    data = path.read_bytes()
+    assert data.startswith(committed) and data.endswith(b"\n")
+    assert [e["type"] for e in _events(tmp_path / "s")][3:] == ["step/end", "turn/end"]  # type: ignore[index]
+
+
+def test_a_torn_zstd_block_is_cut_and_the_frame_ended(tmp_path: Path) -> None:
+    store = _store(tmp_path / "s", "zstd")
+    _open_turn(store)
+    store.checkpoint()
+    store.session.append("todo/write", {"todos": [{"content": "x" * 5000, "status": "pending"}]})
+    store.checkpoint()
+    os.close(store._fd)  # type: ignore[arg-type]
+    os.close(store._lock_fd)  # type: ignore[arg-type]
+    path = tmp_path / "s" / "events.jsonl.zst"
+    durable = path.stat().st_size
+    content = read_frames(path.read_bytes())
+    assert content.open_frame and not content.torn
+    os.truncate(path, durable - 3)  # the last block loses its end
+    reopened = SessionStore.open(tmp_path / "s")
+    assert reopened.loaded is not None and len(reopened.session) == 5  # three durable events and the closers
+    reopened.close()
+    assert not read_frames(path.read_bytes()).open_frame
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_a_second_writer_is_refused(tmp_path: Path, compression: str | None) -> None:
+    store = _store(tmp_path / "s", compression)
+    with pytest.raises(SeqlogError) as locked:
+        SessionStore.open(tmp_path / "s")
+    assert locked.value.code == LibCode.SESSION_LOCKED
+    lines = ["import sys", "from seqlog import SessionStore", "try:", " SessionStore.open(sys.argv[1])"]
+    script = "\n".join([*lines, "except Exception as e:", " print(e.code)"])
+    other = subprocess.run([sys.executable, "-c", script, str(tmp_path / "s")], capture_output=True, text=True, check=True)
+    assert other.stdout.strip() == "SESSION_LOCKED"
+    store.close()
+    SessionStore.open(tmp_path / "s").close()
+
+
+def test_create_refuses_an_existing_session_and_open_a_missing_one(tmp_path: Path) -> None:
+    _store(tmp_path / "s").close()
+    with pytest.raises(SeqlogError) as exists:
+        _store(tmp_path / "s")
+    assert exists.value.code == LibCode.SESSION_EXISTS
+    with pytest.raises(SeqlogError) as missing:
+        SessionStore.open(tmp_path / "nothing")
+    assert missing.value.code == LibCode.SESSION_NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("type_", "data", "code"),
+    [
+        ("todo/write", {"x": float("nan")}, Code.JSON_NOT_LOSSLESS),
+        ("todo/write", {"x": 2**60}, Code.JSON_NOT_LOSSLESS),
+        ("todo/write", {"x": b"bytes"}, Code.JSON_NOT_LOSSLESS),
+        ("todo/write", {1: "x"}, Code.JSON_NOT_LOSSLESS),
+        ("step/start", {"turn": "1", "step": 1}, Code.TRACE_DATA_INVALID),
+        ("todo/write", {"x": "y" * 5000}, LibCode.PAYLOAD_TOO_LARGE),
+    ],
+)
+def test_bad_input_is_refused_and_loses_nothing(tmp_path: Path, type_: str, data: object, code: object) -> None:
+    store = _store(tmp_path / "s", max_line_bytes=4096)
+    _open_turn(store)
+    with pytest.raises(SeqlogError) as refused:
+        store.session.append(type_, data)
+    assert refused.value.code == code
+    store.session.append("todo/write", {"todos": []})
+    store.close()
+    assert [e["type"] for e in _events(tmp_path / "s")][:4] == ["turn/start", "user/message", "step/start", "todo/write"]  # type: ignore[index]
+
+
+def test_deep_payloads_are_stored_up_to_the_limit(tmp_path: Path) -> None:
+    store = _store(tmp_path / "s")
+    _open_turn(store)
+    deep: object = "leaf"
+    for _ in range(MAX_NESTING - 10):
+        deep = [deep]
+    store.session.append("todo/write", {"deep": deep})
+    too_deep: object = deep
+    for _ in range(20):
+        too_deep = [too_deep]
+    with pytest.raises(SeqlogError) as refused:
+        store.session.append("todo/write", {"deep": too_deep})
+    assert refused.value.code == LibCode.PAYLOAD_TOO_DEEP
+    store.close()
+    assert len(read_session(tmp_path / "s").session) == 4 + 2  # and a closer pair
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data.replace(b'"seq":1', b'"seq":2', 1),
+        lambda data: data.replace(b'"type":"user/message"', b'"type":"user/massage"', 1),
+        lambda data: data.replace(b"\n", b"\n{oops\n", 2),
+        lambda data: data.replace(b"\n", b"\r\n", 1),
+        lambda data: b"\xef\xbb\xbf" + data,
+        lambda data: data.replace(b'"turn":1}', b'"turn":1,"turn":1}', 1),
+        lambda data: data.replace(b"hi", b"h\xff", 1),
+    ],
+)
+def test_damaged_files_are_refused_and_left_untouched(tmp_path: Path, damage: object) -> None:
+    store = _store(tmp_path / "s")
+    _open_turn(store)
+    store.close()
+    path = tmp_path / "s" / "events.jsonl"
+    damaged = damage(path.read_bytes()) + b'{"torn'  # type: ignore[operator]
+    path.write_bytes(damaged)
+    with pytest.raises(SeqlogError) as refused:
+        SessionStore.open(tmp_path / "s")
+    assert "line" in refused.value.message and str(path) in refused.value.message
+    assert path.read_bytes() == damaged
+    with pytest.raises(SeqlogError):
+        read_session(tmp_path / "s")
+
+
+def _v0_dir(directory: Path, *events: dict[str, object]) -> Path:
+    directory.mkdir()
+    header = {"type": "session", "version": 0, "id": "old", "createdAt": 0}
+    path = directory / "events.jsonl"
+    path.write_bytes(b"".join(json.dumps(x).encode() + b"\n" for x in (header, *events)))
+    return path
+
+
+def test_a_v0_session_is_upgraded_into_a_new_file(tmp_path: Path) -> None:
+    v0 = _v0_dir(tmp_path / "s", {"type": "turn/start", "seq": 0, "time": 3, "data": {"turn": 1, "trigger": "user"}})
+    original = v0.read_bytes()
+    store = SessionStore.open(tmp_path / "s")
+    assert store.path.name == "events.v1.jsonl"
+    assert store.loaded is not None and store.loaded.version == 0
+    assert [e.type for e in store.session.events] == ["turn/start", "turn/end"]
+    store.session.append("turn/start", {"turn": 2})
+    store.close()
+    assert v0.read_bytes() == original
+    reopened = SessionStore.open(tmp_path / "s")
+    assert reopened.path.name == "events.v1.jsonl" and len(reopened.session) == 4
+    reopened.close()
+
+
+def test_a_refused_v0_session_leaves_files_untouched(tmp_path: Path) -> None:
+    v0 = _v0_dir(tmp_path / "s", {"type": "mode/set", "seq": 0, "time": 3, "data": {}})
+    original = v0.read_bytes()
+    with pytest.raises(SeqlogError) as refused:
+        SessionStore.open(tmp_path / "s")
+    assert refused.value.code == Code.LEGACY_MODE_SET
+    assert v0.read_bytes() == original and sorted(os.listdir(tmp_path / "s")) == ["events.jsonl", "lock"]
+
+
+def test_seeded_store_is_durable_on_return(tmp_path: Path) -> None:
+    seed = [{"type": "turn/start", "seq": 0, "time": 4, "data": {"turn": 1}}]
+    store = SessionStore.create(tmp_path / "s", seed=seed, header=HEADER_LINE)
+    assert store.durable_length == 2
+    assert [e["type"] for e in _events(tmp_path / "s")] == ["turn/start", "session/end-seed", "turn/end"]  # type: ignore[index]
+    store.close()
+
+
+def test_a_closed_store_refuses_appends(tmp_path: Path) -> None:
+    store = _store(tmp_path / "s")
+    store.close()
+    store.close()
+    store.session.append("turn/start", {"turn": 1})  # detached: the session itself stays usable
+    with pytest.raises(SeqlogError) as closed:
+        store.checkpoint()
+    assert closed.value.code == LibCode.STORE_CLOSED
