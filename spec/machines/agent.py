@@ -63,10 +63,12 @@ class HarnessMachine(ConformanceMachine):
 
     injections: tuple[Mutation, ...] = ()
     """The invalid candidates this machine slips in."""
+    unknown_types = True
+    """Whether the harness writes ignorable events of unknown types."""
 
     def __init__(self, context: MachineContext) -> None:
         super().__init__(context)
-        self.h = Harness()
+        self.h = Harness(unknown_types=self.unknown_types)
         self.start()
 
     # -- what a machine makes of the session ---------------------------------------------------------

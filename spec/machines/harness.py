@@ -56,8 +56,10 @@ def assembled_header(mode: str, model: str) -> dict[str, Any]:
 class Harness:
     """A valid session under construction and the loop instance writing it."""
 
-    def __init__(self, builder: SessionBuilder | None = None) -> None:
+    def __init__(self, builder: SessionBuilder | None = None, unknown_types: bool = True) -> None:
         self.builder = builder or SessionBuilder()
+        self.unknown_types = unknown_types
+        """Whether ignorable events of types outside the vocabulary may be written (a v0 writer never did)."""
         self.log: list[RawEvent] = self.builder.events
         self.mode = "workspace-write"
         self.model = "deepseek-chat"
@@ -87,7 +89,7 @@ class Harness:
     def actions(self) -> frozenset[str]:
         """The actions the log allows next (computed once per log length)."""
         if self._actions_length != len(self.log):
-            self._actions = frozenset(applicable_actions(self.builder))
+            self._actions = frozenset(applicable_actions(self.builder, self.unknown_types))
             self._actions_length = len(self.log)
         return self._actions
 

@@ -1,39 +1,31 @@
 """The ``legacy`` group: v0 logs through the v0-to-v1 edge.
 
-Each rule draws a realistic session written in legacy forms (``turn/start.trigger``, legacy
-turn-end reasons, ``steering/message``, pre-identity messages, ``messagePrefix``, non-canonical
-headers, ``compact/*``; see :func:`spec.strategies.v0_logs`) and asks the port's ``upgrade_v0``:
-converted logs must equal the model's, refused forms (``request/header-delta``, reason
-``fallback``, ``mode/set``, types outside the v0 inventory) must be refused, v1 logs and upgraded
-output must come back unchanged.  Ports that also load logs are asked to load the v0 text.
+Each example picks the legacy forms its v0 writer used (``turn/start.trigger``, legacy turn-end
+reasons, ``steering/message``, pre-identity messages, ``messagePrefix``, non-canonical headers,
+``compact/*``; see :mod:`spec.machines.legacy_forms`).  As the harness builds the session, the port's
+``upgrade_v0`` is asked about the whole log written in those forms; refused forms
+(``request/header-delta``, reason ``fallback``, ``mode/set``, types outside the v0 inventory) must
+be refused, v1 logs and upgraded output must come back unchanged, and ports that load logs are
+asked to load the v0 text too.
 """
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
 
-from model.json_value import thaw
 from model.jsonl import encode_line
-from model.legacy import StoredLog
-from model.session import fold_session
-from model.violation import Violation
-from spec.builders import SessionBuilder
-from spec.machines.agent import mutations_in
-from spec.machines.base import ConformanceMachine, MachineContext, step
+from spec.builders import RawEvent
+from spec.machines.agent import HarnessMachine, mutations_in
+from spec.machines.base import step
+from spec.machines.legacy_forms import FORMS, v0_events
+from spec.mutations import Mutation
 from spec.port import Ok
-from spec.strategies import V0Case, v0_logs
 
-V0_CASES = v0_logs(max_actions=16)
 REFUSED_FORMS = ("header-delta", "fallback", "mode-set", "unknown-type")
-
-
-def stored_json(log: StoredLog) -> dict[str, Any]:
-    """A stored log as the protocol's ``log`` argument."""
-    return {"header": thaw(log.header), "events": [thaw(e) for e in log.events]}
+SESSION_IDS = ("s-1", "sess-2026", "séance")
 
 
 def refused_event(form: str, seq: int, ignorable: bool) -> dict[str, Any]:
@@ -58,24 +50,31 @@ def stored_text(log: dict[str, Any]) -> str:
     return "".join(encode_line(line) + "\n" for line in [log["header"], *log["events"]])
 
 
-class LegacyMachine(ConformanceMachine):
+class LegacyMachine(HarnessMachine):
     """Checks ``upgrade_v0`` (and ``load`` of v0 text when the port loads logs)."""
 
     group = "legacy"
     injections = mutations_in(("upgrade",))
+    unknown_types = False
 
-    def __init__(self, context: MachineContext) -> None:
-        super().__init__(context)
-        self.builder = SessionBuilder()
-        self.upgraded: dict[str, Any] | None = None
-        self.case: V0Case | None = None
-        if self.loads:
-            self.exchange("reset")
+    style: frozenset[str] = frozenset()
+    session_id = SESSION_IDS[0]
+    upgraded: dict[str, Any] | None = None
 
     @property
     def loads(self) -> bool:
         """Whether the port loads stored logs, so v0 text can go through ``load`` too."""
         return self.ctx.supports("session") and self.ctx.supports("jsonl")
+
+    def start(self) -> None:
+        if self.loads:
+            self.exchange("reset")
+
+    def stored(self, version: int = 0, extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The session as a stored log ``{header, events}``: v0 in this example's style, or v1."""
+        header = {"type": "session", "version": version, "id": self.session_id, "createdAt": 1_700_000_000_000}
+        events = v0_events(self.h.log, self.style) if version == 0 else [dict(e) for e in self.h.log]
+        return {"header": header, "events": [*events, *(extra or [])]}
 
     def upgrade(self, log: dict[str, Any]) -> None:
         """Ask for the upgrade of ``log``; keep an accepted result for the fixed-point check."""
@@ -83,61 +82,45 @@ class LegacyMachine(ConformanceMachine):
         if isinstance(reply, Ok):
             self.upgraded = reply.result["log"]
 
-    def adopt(self, case: V0Case) -> None:
-        """Keep the case's v1 session for the mutations to build on."""
-        state = fold_session(case.expected.events)
-        if not isinstance(state, Violation):
-            self.builder = SessionBuilder(state)
+    def deliver(self, raw: RawEvent) -> None:
+        self.h.commit(raw)
+        log = self.stored()
+        if log["events"] != self.h.log:
+            self.tag("INV-LEGACY-5", "INV-LEGACY-8")
+        self.upgrade(log)
 
-    @rule(case=V0_CASES)
-    @step
-    def upgrade_legacy(self, case: V0Case) -> None:
-        self.case = case
-        self.upgrade(stored_json(case.v0))
-        self.adopt(case)
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        self.upgrade(candidate)
 
-    @precondition(lambda self: self.case is not None)
+    @initialize(style=st.frozensets(st.sampled_from(FORMS)), session_id=st.sampled_from(SESSION_IDS))
+    def choose_writer(self, style: frozenset[str], session_id: str) -> None:
+        self.style, self.session_id = style, session_id
+
     @rule(form=st.sampled_from(REFUSED_FORMS), ignorable=st.booleans())
     @step
     def upgrade_refused_form(self, form: str, ignorable: bool) -> None:
-        assert self.case is not None
-        log = stored_json(self.case.v0)
-        log["events"].append(refused_event(form, len(log["events"]), ignorable))
-        self.upgrade(log)
+        self.upgrade(self.stored(extra=[refused_event(form, len(self.h.log), ignorable)]))
 
-    @precondition(lambda self: self.case is not None)
-    @rule()
+    @rule(v1=st.just(1))
     @step
-    def upgrade_v1_unchanged(self) -> None:
-        assert self.case is not None
-        self.upgrade(stored_json(self.case.expected))
+    def upgrade_v1_unchanged(self, v1: int) -> None:
+        self.upgrade(self.stored(version=v1))
 
     @precondition(lambda self: self.upgraded is not None)
-    @rule()
+    @rule(again=st.just(True))
     @step
-    def upgrade_twice(self) -> None:
+    def upgrade_twice(self, again: bool) -> None:
         assert self.upgraded is not None
         self.upgrade(self.upgraded)
 
-    @precondition(lambda self: self.loads and self.case is not None)
+    @precondition(lambda self: self.loads)
     @rule(refused=st.one_of(st.none(), st.sampled_from(REFUSED_FORMS)))
     @step
     def load_legacy(self, refused: str | None) -> None:
-        assert self.case is not None
-        log = stored_json(self.case.v0)
-        if refused is not None:
-            log["events"].append(refused_event(refused, len(log["events"]), ignorable=False))
-        reply = self.exchange("load", jsonl=stored_text(log))
+        extra = [] if refused is None else [refused_event(refused, len(self.h.log), ignorable=False)]
+        reply = self.exchange("load", jsonl=stored_text(self.stored(extra=extra)))
         if not isinstance(reply, Ok):
             self.exchange("state")
-
-    @rule(rng=st.randoms(use_true_random=True))
-    @step
-    def inject(self, rng: random.Random) -> None:
-        mutation = rng.choice(self.injections)
-        candidate = mutation.build(self.builder, rng)
-        if candidate is not None:
-            self.upgrade(candidate)
 
     def teardown(self) -> None:
         if not self.failed and self.loads:
