@@ -203,7 +203,8 @@ def summarize(scenario: Scenario, transcript: list[dict[str, Any]], events: byte
 
 
 def _readable(name: str, content: bytes) -> list[str]:
-    """Lines to diff: JSONL files one pretty-printed value per line, so a diff names the member that changed."""
+    """Lines to diff: a JSONL line pretty-printed, each printed line prefixed with its JSONL line number,
+    so a diff names the line (event or message) and the member that changed."""
     text = content.decode(errors="replace")
     if not name.endswith(".jsonl"):
         return text.splitlines(keepends=True)
@@ -213,7 +214,7 @@ def _readable(name: str, content: bytes) -> list[str]:
             pretty = json.dumps(json.loads(line), ensure_ascii=False, indent=2)
         except ValueError:
             pretty = line
-        out.extend(f"{number}: {part}\n" if i == 0 else f"    {part}\n" for i, part in enumerate(pretty.splitlines()))
+        out.extend(f"{number:>4}| {part}\n" for part in pretty.splitlines())
     return out
 
 
