@@ -121,6 +121,8 @@ class Loop:
             self.compact(turn, user.seq, script.compact)
         if script.rewrite is not None:
             self.rewrite(script.rewrite)
+        # One step per scripted reply: a reply with tool calls (or an empty one) is followed by another
+        # request, and check_scenario guarantees that only the last reply ends the turn.
         for step, reply in enumerate(script.replies, start=1):
             s.append("step/start", {"turn": turn, "step": step})
             sent = await self.request(turn, step, reply)
