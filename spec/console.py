@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -57,7 +58,7 @@ def matrix(run: RunResult, judgement: Judgement) -> Table:
     for column in ("group", "result", "examples", "steps", "ex/s", "steps/s", "time", "invariants", "codes", "detail"):
         table.add_column(column, justify="right" if column not in ("group", "result", "detail") else "left")
     for r in run.groups:
-        status = "expected" if r.group in judgement.excused else r.status
+        status = "expected" if judgement.excused(r) else r.status
         label = "failed (expected)" if status == "expected" else r.status
         detail = str(r.case_file) if r.case_file else r.detail
         table.add_row(
@@ -93,13 +94,13 @@ def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdic
     """Print the matrix, the failures and the verdict."""
     console.print(matrix(run, judgement))
     for r in run.groups:
-        if r.failure is not None:
-            excused = judgement.excused.get(r.group)
-            heading = f"[bold]{r.group}[/]: {r.failure.mismatch.message}"
-            console.print(heading + (f" [magenta](expected: {excused.reason})[/]" if excused else ""))
-            console.print(f"  invariants: {', '.join(r.failure.invariants) or '-'}; case file: {r.case_file}")
-            if r.case_file is not None:
-                console.print(f"  replay: python -m spec replay {r.case_file} --driver '…'", markup=False)
+        for failure in r.failures:
+            entry = judgement.entry_for(failure)
+            heading = f"[bold]{r.group}[/]: {escape(failure.disagreement.mismatch.message)}"
+            console.print(heading + (f" [magenta](expected: {escape(entry.reason)})[/]" if entry else ""))
+            invariants = ", ".join(failure.disagreement.invariants) or "-"
+            console.print(f"  invariants: {invariants}; case file: {failure.case_file}", markup=False)
+            console.print(f"  replay: python -m spec replay {failure.case_file} --driver '…'", markup=False)
     never = [*verdict.never_invariants, *verdict.never_codes]
     complete = not run.options.only and all(r.status in (PASSED, FAILED) for r in run.groups)
     if never and complete:

@@ -20,7 +20,7 @@ from typing import Any
 
 from spec.port import GROUPS
 from spec.registry import BY_ID
-from spec.runner import FAILED, PASSED, GroupResult
+from spec.runner import FAILED, PASSED, Failure, GroupResult
 
 
 class ExpectationError(ValueError):
@@ -46,15 +46,13 @@ class Expectation:
         """The group a case id belongs to."""
         return self.case.split("/")[0] if self.case else None
 
-    def matches(self, result: GroupResult) -> bool:
-        """Whether this entry excuses the failure of ``result``."""
-        failure = result.failure
-        if result.status != FAILED or failure is None:
-            return False
+    def matches(self, failure: Failure) -> bool:
+        """Whether this entry excuses ``failure``."""
+        disagreement = failure.disagreement
         return (
-            (self.group is None or self.group == result.group)
-            and (self.case is None or self.case == failure.case_id)
-            and (self.invariant is None or self.invariant in failure.invariants)
+            (self.group is None or self.group == disagreement.group)
+            and (self.case is None or self.case == disagreement.case_id)
+            and (self.invariant is None or self.invariant in disagreement.invariants)
         )
 
     def checked_by(self, results: Sequence[GroupResult]) -> bool:
@@ -104,19 +102,31 @@ def load_expectations(path: Path) -> list[Expectation]:
 class Judgement:
     """Which failures the entries excuse, and which entries are stale."""
 
-    excused: dict[str, Expectation]
-    """Group → the entry that excuses its failure."""
+    excuses: dict[int, Expectation]
+    """``id(failure)`` → the entry that excuses it."""
     stale: list[Expectation]
+
+    def entry_for(self, failure: Failure) -> Expectation | None:
+        """The entry that excuses ``failure``, if any."""
+        return self.excuses.get(id(failure))
+
+    def unexcused(self, result: GroupResult) -> list[Failure]:
+        """The failures of ``result`` no entry excuses."""
+        return [f for f in result.failures if id(f) not in self.excuses]
+
+    def excused(self, result: GroupResult) -> bool:
+        """Whether ``result`` failed and every one of its failures is expected."""
+        return result.status == FAILED and not self.unexcused(result)
 
 
 def judge(results: Sequence[GroupResult], entries: Iterable[Expectation]) -> Judgement:
     """Match failures against the expected-failures entries."""
-    excused: dict[str, Expectation] = {}
+    excuses: dict[int, Expectation] = {}
     stale: list[Expectation] = []
     for entry in entries:
-        matched = [r for r in results if entry.matches(r)]
-        for result in matched:
-            excused.setdefault(result.group, entry)
+        matched = [f for r in results for f in r.failures if entry.matches(f)]
+        for failure in matched:
+            excuses.setdefault(id(failure), entry)
         if not matched and entry.checked_by(results):
             stale.append(entry)
-    return Judgement(excused, stale)
+    return Judgement(excuses, stale)

@@ -72,7 +72,7 @@ def hypothesis_settings(
         database=database,
         derandomize=False,
         suppress_health_check=SUPPRESSED,
-        report_multiple_bugs=False,
+        report_multiple_bugs=True,
         print_blob=False,
         verbosity=Verbosity.normal,
         phases=tuple(p for p in Phase if p is not Phase.explain and (profile.targeting or p is not Phase.target)),

@@ -78,11 +78,15 @@ class GroupItem(pytest.Item):
 def describe(result: GroupResult) -> str:
     """A failed group, as pytest shows it."""
     lines = [f"{result.group} {result.status}: {result.detail}"]
-    if result.failure is not None:
-        lines.append(f"invariants: {', '.join(result.failure.invariants) or '-'}")
-    if result.case_file is not None:
-        lines.append(f"counterexample: {result.case_file} (python -m spec replay FILE --driver ...)")
-    return "\n".join([*lines, *result.steps_shown])
+    for failure in result.failures:
+        lines += [
+            "",
+            str(failure.disagreement),
+            f"invariants: {', '.join(failure.disagreement.invariants) or '-'}",
+            f"counterexample: {failure.case_file} (python -m spec replay FILE --driver ...)",
+            *failure.steps_shown,
+        ]
+    return "\n".join(lines)
 
 
 def shared_port(config: pytest.Config) -> Port:

@@ -9,33 +9,42 @@ from typing import Any
 
 from spec.coverage import UNOBSERVABLE, merged
 from spec.expectations import Judgement
-from spec.runner import ERROR, FAILED, UNSUPPORTED, VOID, GroupResult, RunResult
+from spec.runner import ERROR, FAILED, UNSUPPORTED, VOID, Failure, GroupResult, RunResult
 from spec.verdict import Verdict
 
 REPORT_FORMAT = "sessionlog-report/1"
 
 
+def failure_json(failure: Failure, judgement: Judgement) -> dict[str, Any]:
+    """One disagreement of a group, with the entry that excuses it (if any)."""
+    disagreement, entry = failure.disagreement, judgement.entry_for(failure)
+    return {
+        "case": disagreement.case_id,
+        "kind": disagreement.mismatch.kind,
+        "message": disagreement.mismatch.message,
+        "invariants": disagreement.invariants,
+        "codes": disagreement.codes,
+        "case_file": str(failure.case_file),
+        "flaky": failure.flaky,
+        "expected": None if entry is None else {"names": entry.describe(), "reason": entry.reason},
+    }
+
+
 def group_json(result: GroupResult, judgement: Judgement) -> dict[str, Any]:
-    """One group's section of the report."""
-    excused = judgement.excused.get(result.group)
+    """One group's section of the report (``failure`` is the first of ``failures``)."""
+    failures = [failure_json(f, judgement) for f in result.failures]
     section: dict[str, Any] = {
         "status": result.status,
-        "expected_failure": None if excused is None else {"names": excused.describe(), "reason": excused.reason},
+        "expected_failure": failures[0]["expected"] if failures and judgement.excused(result) else None,
         "detail": result.detail,
         "seconds": round(result.seconds, 3),
         "examples_per_second": round(result.examples_per_second, 2),
         "steps_per_second": round(result.steps_per_second, 1),
         **result.coverage.to_json(),
     }
-    if result.failure is not None:
-        section["failure"] = {
-            "case": result.failure.case_id,
-            "kind": result.failure.mismatch.kind,
-            "message": result.failure.mismatch.message,
-            "invariants": result.failure.invariants,
-            "codes": result.failure.codes,
-            "case_file": None if result.case_file is None else str(result.case_file),
-        }
+    if failures:
+        section["failure"] = failures[0]
+        section["failures"] = failures
     return section
 
 
@@ -82,15 +91,16 @@ def junit_xml(run: RunResult, judgement: Judgement, verdict: Verdict) -> ET.Elem
     failures = errors = skipped = 0
     for result in run.groups:
         case = ET.SubElement(suite, "testcase", classname="sessionlog", name=result.group, time=f"{result.seconds:.3f}")
-        excused = judgement.excused.get(result.group)
-        if result.status == FAILED and excused is None:
+        unexcused = judgement.unexcused(result)
+        if unexcused:
             failures += 1
-            kind = result.failure.mismatch.kind if result.failure else ""
-            failure = ET.SubElement(case, "failure", message=result.detail, type=kind)
-            failure.text = "\n".join([f"case file: {result.case_file}", *result.steps_shown])
+            message = "; ".join(str(f.disagreement) for f in unexcused)
+            failure = ET.SubElement(case, "failure", message=message, type=unexcused[0].disagreement.mismatch.kind)
+            failure.text = "\n\n".join("\n".join([f"case file: {f.case_file}", *f.steps_shown]) for f in unexcused)
         elif result.status in (FAILED, UNSUPPORTED):
             skipped += 1
-            reason = f"expected failure: {excused.reason}" if excused else result.detail
+            reasons = [entry.reason for f in result.failures if (entry := judgement.entry_for(f)) is not None]
+            reason = f"expected failure: {'; '.join(reasons)}" if reasons else result.detail
             ET.SubElement(case, "skipped", message=reason)
         elif result.status in (VOID, ERROR):
             errors += 1

@@ -48,6 +48,23 @@ class RunOptions:
 
 
 @dataclass
+class Failure:
+    """One shrunk disagreement and where its counterexample file went."""
+
+    disagreement: Disagreement
+    case_file: Path
+    steps_shown: list[str]
+    """Hypothesis's rendering of the minimal failing example."""
+    flaky: bool = False
+    """The port did not fail the same way when the example was replayed."""
+
+    @property
+    def case_id(self) -> str:
+        """``group/op/kind``."""
+        return self.disagreement.case_id
+
+
+@dataclass
 class GroupResult:
     """What happened to one group."""
 
@@ -56,10 +73,23 @@ class GroupResult:
     coverage: GroupCoverage
     seconds: float = 0.0
     detail: str = ""
-    failure: Disagreement | None = None
-    case_file: Path | None = None
-    steps_shown: list[str] = field(default_factory=list)
-    """Hypothesis's rendering of the minimal failing example."""
+    failures: list[Failure] = field(default_factory=list)
+    """Every distinct disagreement found (Hypothesis shrinks each kind separately)."""
+
+    @property
+    def failure(self) -> Disagreement | None:
+        """The first disagreement, if any."""
+        return self.failures[0].disagreement if self.failures else None
+
+    @property
+    def case_file(self) -> Path | None:
+        """The first counterexample file, if any."""
+        return self.failures[0].case_file if self.failures else None
+
+    @property
+    def steps_shown(self) -> list[str]:
+        """Hypothesis's rendering of the first minimal failing example."""
+        return self.failures[0].steps_shown if self.failures else []
 
     @property
     def examples_per_second(self) -> float:
@@ -120,14 +150,16 @@ def run_group(
         with shrink_budget(options.profile.shrink_seconds):
             run_state_machine_as_test(machine_factory(group, context, options.seed), settings=settings)  # type: ignore[arg-type]
     except Disagreement as failure:
-        _failed(result, failure, hello, options)
+        _failed(result, [failure], hello, options)
     except FlakyFailure as flaky:
-        found = [e for e in flaky.exceptions if isinstance(e, Disagreement)]
-        if found:
-            _failed(result, found[0], hello, options)
-            result.detail = "flaky: the port did not fail the same way when the example was replayed"
-        else:
+        if not _failed(result, _disagreements(flaky), hello, options, flaky=True):
             result.status, result.detail = ERROR, _describe(flaky)
+    except BaseExceptionGroup as several:  # report_multiple_bugs: one exception per kind of failure
+        others = [e for e in several.exceptions if not isinstance(e, Disagreement)]
+        if others:
+            result.status, result.detail = ERROR, _describe(others[0])
+        else:
+            _failed(result, _disagreements(several), hello, options)
     except (Unsatisfiable, InvalidDefinition) as error:
         if isinstance(error, InvalidDefinition) and "No progress can be made" not in str(error):
             result.status, result.detail = ERROR, _describe(error)
@@ -154,12 +186,31 @@ def machine_factory(group: str, context: MachineContext, seed: int | None) -> Ca
     return machine
 
 
-def _failed(result: GroupResult, failure: Disagreement, hello: Hello, options: RunOptions) -> None:
-    result.status, result.failure, result.detail = FAILED, failure, str(failure)
-    result.steps_shown = [str(note) for note in getattr(failure, "__notes__", [])]
-    result.case_file = write_case(
-        options.cases_dir, failure, hello, strict_codes=options.strict_codes, steps_shown=result.steps_shown, seed=options.seed
-    )
+def _disagreements(group: BaseExceptionGroup[Any]) -> list[Disagreement]:
+    found: list[Disagreement] = []
+    for error in group.exceptions:
+        if isinstance(error, Disagreement):
+            found.append(error)
+        elif isinstance(error, BaseExceptionGroup):
+            found += _disagreements(error)
+    return found
+
+
+def _failed(result: GroupResult, found: list[Disagreement], hello: Hello, options: RunOptions, flaky: bool = False) -> bool:
+    """Record the disagreements as failures with their counterexample files; false when there are none."""
+    for disagreement in found:
+        steps = [str(note) for note in getattr(disagreement, "__notes__", [])]
+        path = write_case(
+            options.cases_dir, disagreement, hello, strict_codes=options.strict_codes, steps_shown=steps, seed=options.seed
+        )
+        result.failures.append(Failure(disagreement, path, steps, flaky))
+    if not result.failures:
+        return False
+    result.status = FAILED
+    result.detail = "; ".join(str(f.disagreement) for f in result.failures)
+    if flaky:
+        result.detail = f"flaky (the port did not fail the same way when the example was replayed): {result.detail}"
+    return True
 
 
 def _describe(error: BaseException) -> str:

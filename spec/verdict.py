@@ -33,7 +33,8 @@ def decide(run: RunResult, judgement: Judgement) -> Verdict:
     if run.void:
         reasons.append("void run: no group ran a single step (did the port declare any capability?)")
     for result in run.groups:
-        if result.status == FAILED and result.group not in judgement.excused:
+        reasons += [str(f.disagreement) for f in judgement.unexcused(result)]
+        if result.status == FAILED and not result.failures:
             reasons.append(f"{result.group}: {result.detail}")
         elif result.status in (ERROR, VOID):
             reasons.append(f"{result.group} is {result.status}: {result.detail}")

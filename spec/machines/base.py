@@ -78,6 +78,21 @@ class Disagreement(AssertionError):
 
 Exercised = Callable[[Any], Iterable[str]]
 """What an accepted result shows was exercised (for example, closers mean an open turn was repaired)."""
+_KINDS: dict[str, type[Disagreement]] = {}
+
+
+def disagreement_type(case_id: str) -> type[Disagreement]:
+    """A subclass of :class:`Disagreement` per case id.
+
+    Hypothesis tells failures apart by exception type and place; one type per case id makes it
+    find, shrink and report each kind of disagreement separately, so an expected failure does not
+    hide a different one in the same group.
+    """
+    if case_id not in _KINDS:
+        _KINDS[case_id] = type(f"Disagreement[{case_id}]", (Disagreement,), {"__module__": __name__})
+    return _KINDS[case_id]
+
+
 M = TypeVar("M", bound="ConformanceMachine")
 P = ParamSpec("P")
 
@@ -168,7 +183,9 @@ class ConformanceMachine(RuleBasedStateMachine):
         self.failed = True
         tags = step_invariants(self.group, self._rule, self._step_ops, self._step_codes) | self._step_tags
         codes = sorted(set(self._step_codes))
-        return Disagreement(self.group, mismatch, list(self.transcript), rule=self._rule, invariants=sorted(tags), codes=codes)
+        op = self.transcript[-1].op if self.transcript else "hello"
+        kind = disagreement_type(f"{self.group}/{op}/{mismatch.kind}")
+        return kind(self.group, mismatch, list(self.transcript), rule=self._rule, invariants=sorted(tags), codes=codes)
 
     # -- steps and coverage -------------------------------------------------------------------------
 
