@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seqlog.errors import Code, SeqlogError
-from seqlog.jsonvalue import JsonValue, NotLossless, freeze, is_safe_natural
+from seqlog.jsonvalue import MAX_SAFE_INTEGER, JsonValue, NotLossless, freeze, is_safe_natural
 
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs"})
 REQUIRED_KEYS = ("type", "seq", "time", "data")
@@ -111,26 +111,29 @@ def decode_event(raw: object) -> Event:
     object, unknown keys, missing keys, ``type``, ``seq``, ``time``, ``ignorable``, lossless
     ``data`` and metadata, then the shapes of ``surfaceOp`` and ``sourceEventSeqs``.
     """
-    if isinstance(raw, Event):
-        # Re-checked like any other input: an Event can be built by hand around unfrozen data.
-        raw = encode_event(raw)
-    if not isinstance(raw, Mapping):
-        raise SeqlogError(Code.ENVELOPE_NOT_OBJECT, "event is not a JSON object")
+    if type(raw) is not dict:
+        if isinstance(raw, Event):
+            # Re-checked like any other input: an Event can be built by hand around unfrozen data.
+            raw = encode_event(raw)
+        elif not isinstance(raw, Mapping):
+            raise SeqlogError(Code.ENVELOPE_NOT_OBJECT, "event is not a JSON object")
     if not ENVELOPE_KEYS.issuperset(raw):
         extra = sorted(str(k) for k in raw if k not in ENVELOPE_KEYS)
         raise SeqlogError(Code.ENVELOPE_UNKNOWN_KEY, f"event has unknown envelope key(s) {extra}")
-    missing = [k for k in REQUIRED_KEYS if k not in raw]
-    if missing:
+    if "type" not in raw or "seq" not in raw or "time" not in raw or "data" not in raw:
+        missing = [k for k in REQUIRED_KEYS if k not in raw]
         raise SeqlogError(Code.ENVELOPE_MISSING_KEY, f"event lacks envelope key(s) {missing}")
     type_, seq, time = raw["type"], raw["seq"], raw["time"]
     if not isinstance(type_, str) or type_ == "":
         raise SeqlogError(Code.ENVELOPE_BAD_TYPE, "event type must be a non-empty string")
-    if not is_safe_natural(seq):
-        raise SeqlogError(Code.ENVELOPE_BAD_SEQ, f"event {type_!r} seq {seq!r} is not a non-negative safe integer")
-    seq = int(seq)
-    if not is_safe_natural(time):
-        raise SeqlogError(Code.ENVELOPE_BAD_TIME, f"event seq {seq} time {time!r} is not a non-negative safe integer")
-    time = int(time)
+    if not (type(seq) is int and 0 <= seq <= MAX_SAFE_INTEGER):
+        if not is_safe_natural(seq):
+            raise SeqlogError(Code.ENVELOPE_BAD_SEQ, f"event {type_!r} seq {seq!r} is not a non-negative safe integer")
+        seq = int(seq)  # type: ignore[arg-type]
+    if not (type(time) is int and 0 <= time <= MAX_SAFE_INTEGER):
+        if not is_safe_natural(time):
+            raise SeqlogError(Code.ENVELOPE_BAD_TIME, f"event seq {seq} time {time!r} is not a non-negative safe integer")
+        time = int(time)  # type: ignore[arg-type]
     ignorable = "ignorable" in raw
     if ignorable and raw["ignorable"] is not True:
         raise SeqlogError(Code.ENVELOPE_BAD_IGNORABLE, f"event seq {seq} ignorable must be absent or true")

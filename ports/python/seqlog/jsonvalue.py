@@ -143,33 +143,51 @@ def _scalar(value: object) -> object:
 
 
 def _freeze(value: object, budget: int) -> JsonValue:
+    # Exact builtin types are tested first and scalars are kept inline, because this walk runs
+    # over every member of every event: ABC instance checks and a call per leaf would dominate.
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return value  # type: ignore[return-value]
-    if kind is dict or kind is FrozenObject or (kind is not list and isinstance(value, Mapping)):
+    if kind is dict or kind is FrozenObject:
         if budget == 0:
             return _freeze_deep(value)
         out: dict[str, Any] = {}
         for key, child in value.items():  # type: ignore[attr-defined]
             if type(key) is not str:
                 raise NotLossless(f"has a non-string key {key!r}")
-            try:
-                out[key] = _freeze(child, budget - 1)
-            except NotLossless as error:
-                error.path = f".{key}{error.path}"
-                raise
+            child_kind = type(child)
+            if child_kind is str or child_kind is bool or child is None or (
+                child_kind is int and -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER
+            ):
+                out[key] = child
+            else:
+                try:
+                    out[key] = _freeze(child, budget - 1)
+                except NotLossless as error:
+                    error.path = f".{key}{error.path}"
+                    raise
         return FrozenObject(out)
-    if kind is list or kind is tuple or isinstance(value, list | tuple):
+    if kind is list or kind is tuple:
         if budget == 0:
             return _freeze_deep(value)
-        items = []
+        items: list[Any] = []
         for index, child in enumerate(value):  # type: ignore[arg-type]
-            try:
-                items.append(_freeze(child, budget - 1))
-            except NotLossless as error:
-                error.path = f"[{index}]{error.path}"
-                raise
+            child_kind = type(child)
+            if child_kind is str or child_kind is bool or child is None:
+                items.append(child)
+            else:
+                try:
+                    items.append(_freeze(child, budget - 1))
+                except NotLossless as error:
+                    error.path = f"[{index}]{error.path}"
+                    raise
         return tuple(items)
+    if kind is int or kind is float:
+        return _scalar(value)  # type: ignore[return-value]
+    if isinstance(value, Mapping):
+        return _freeze(dict(value.items()), budget) if budget else _freeze_deep(value)
+    if isinstance(value, list | tuple):
+        return _freeze(list(value), budget) if budget else _freeze_deep(value)
     return _scalar(value)  # type: ignore[return-value]
 
 

@@ -61,14 +61,21 @@ def _check_end_seed(event: Event) -> None:
         raise SeqlogError(Code.END_SEED_INVALID, f"session/end-seed at seq {event.seq} data must be {{}} or {{inherited: true}}")
 
 
+_PAYLOAD_RULES: dict[str, Callable[[Event], None]] = {
+    "request/header": lambda event: check_header_event(event.data),
+    "user/message": check_message,
+    "assistant/message": check_message,
+    "tool/result": check_message,
+    END_SEED: _check_end_seed,
+    **dict.fromkeys(("turn/start", "turn/end", "step/start", "step/end", "tool/call", "assistant/chunk"), check_trace_data),
+}
+
+
 def check_payload(event: Event) -> None:
-    """The payload shape rules for the event's type."""
-    if event.type == "request/header":
-        check_header_event(event.data)
-    else:
-        check_message(event)
-        check_trace_data(event)
-        _check_end_seed(event)
+    """The payload shape rules for the event's type (most types have none)."""
+    rule = _PAYLOAD_RULES.get(event.type)
+    if rule is not None:
+        rule(event)
 
 
 @dataclass(frozen=True, slots=True)

@@ -256,12 +256,15 @@ class SurfaceManager:
             start_index = nodes.index(op.start)
         except ValueError:
             raise SeqlogError(Code.REPLACE_START_NOT_ON_SURFACE, f"replace start seq {op.start} is not on the surface") from None
-        # Both ends are looked up from the head, as the contract does, so an end that only
-        # occurs before the start is reported as an inverted range rather than missing.
+        # The end is looked for after the start first (the usual case, one pass in all); only when
+        # it is not there does the head get searched, to tell an inverted range from a missing end.
         try:
-            end_index = nodes.index(op.end)
+            end_index = nodes.index(op.end, start_index)
         except ValueError:
-            raise SeqlogError(Code.REPLACE_END_NOT_ON_SURFACE, f"replace end seq {op.end} is not on the surface") from None
+            try:
+                end_index = nodes.index(op.end, 0, start_index)
+            except ValueError:
+                raise SeqlogError(Code.REPLACE_END_NOT_ON_SURFACE, f"replace end seq {op.end} is not on the surface") from None
         if start_index > end_index:
             raise SeqlogError(
                 Code.REPLACE_RANGE_INVERTED,

@@ -9,7 +9,7 @@ and tool traffic name the open turn and step; turn-scoped bookkeeping needs an o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from seqlog.errors import Code, SeqlogError
@@ -130,11 +130,13 @@ def advance(state: Brackets, event: Event) -> Brackets:
             )
         if type_ == "tool/call":
             assert data is not None
-            return replace(state, step_calls=state.step_calls | {data["callId"]})
+            calls = state.step_calls | {data["callId"]}
+            return Brackets(state.open_turn, state.last_turn, state.open_step, state.last_step, calls)
         if type_ == "tool/result":
             call_id = tool_result_call_id(event)
             if call_id in state.step_calls:
-                return replace(state, step_calls=state.step_calls - {call_id})
+                calls = state.step_calls - {call_id}
+                return Brackets(state.open_turn, state.last_turn, state.open_step, state.last_step, calls)
             if tool_result_error_code(event) == TOOL_NOT_STARTED:
                 return state
             raise SeqlogError(Code.TOOL_RESULT_UNPAIRED, f"{where} answers {call_id!r} with no prior tool/call in this step")
