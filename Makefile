@@ -7,7 +7,7 @@ PORT_PYTHON := $(wildcard ports/python/pyproject.toml)
 PYTEST_WORKERS ?= 2
 CROSSHAIR_BUDGET ?= 4
 
-.PHONY: install check test lint typecheck pytest crosshair invariants nightly clean
+.PHONY: install node-deps check test lint typecheck pytest crosshair invariants nightly clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,15 +19,22 @@ $(STAMP): pyproject.toml $(PORT_PYTHON) | $(BIN)/python
 
 install: $(STAMP)
 
+## The upstream TypeScript port's pinned packages (npm ci from the lock file).
+NODE_STAMP := ports/dsh-session/node_modules/.package-lock.json
+$(NODE_STAMP): ports/dsh-session/package-lock.json
+	cd ports/dsh-session && npm ci --no-audit --no-fund
+
+node-deps: $(NODE_STAMP)
+
 ## The main job: the conformance suite (ci profile) against the bundled Python port.
 check: install
 	$(BIN)/python -m spec check --profile ci
 
-## The whole test suite: lint, types, the traceability catalogue, pytest, CrossHair.
-test: install lint typecheck pytest crosshair
+## The whole test suite: lint, types, the traceability catalogue, pytest (the upstream port included), CrossHair.
+test: install node-deps lint typecheck pytest crosshair
 
 lint: install
-	$(BIN)/ruff check model spec ports tests
+	$(BIN)/ruff check model spec ports tests harness killrate
 
 typecheck: install
 	$(BIN)/mypy
@@ -54,6 +61,5 @@ clean:
 UPSTREAM_DSH := ports/dsh-session
 
 .PHONY: check-upstream
-check-upstream: install
-	cd $(UPSTREAM_DSH) && npm ci --no-audit --no-fund
+check-upstream: install node-deps
 	$(BIN)/python -m spec check --driver "node $(UPSTREAM_DSH)/driver.mjs" --profile ci --expect-fail $(UPSTREAM_DSH)/expected-failures.json
