@@ -1,0 +1,52 @@
+"""``python -m seqlog.driver``: JSON Lines on stdin/stdout, exact numbers, exit after ``bye``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from seqlog.driver import SeqlogDriver
+
+
+def _exchange(lines: list[bytes]) -> tuple[list[dict[str, object]], subprocess.CompletedProcess[bytes]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "seqlog.driver"], input=b"".join(lines), capture_output=True, timeout=30, check=False
+    )
+    return [json.loads(line) for line in done.stdout.splitlines()], done
+
+
+def test_the_driver_speaks_json_lines_and_exits_after_bye() -> None:
+    huge = b'{"id":3,"op":"append","event":{"type":"todo/write","seq":0,"time":0,"data":{"n":123456789012345678901234567890}}}\n'
+    replies, done = _exchange(
+        [
+            b'{"id":1,"op":"hello"}\n',
+            b'{"id":2,"op":"reset"}\n',
+            b"this is not json\n",
+            huge,
+            b'{"id":4,"op":"append","event":{"type":"turn/start","seq":0,"time":0,"data":{"turn":1}}}\n',
+            b'{"id":5,"op":"frobnicate"}\n',
+            b'{"id":6,"op":"bye"}\n',
+            b'{"id":7,"op":"state"}\n',
+        ]
+    )
+    assert done.returncode == 0
+    assert [r["id"] for r in replies] == [1, 2, 3, 4, 5, 6]
+    hello = replies[0]["result"]
+    assert hello["implementation"]["name"] == "seqlog" and hello["format_version"] == 1  # type: ignore[index]
+    assert replies[2]["error"]["code"] == "JSON_NOT_LOSSLESS"  # type: ignore[index]
+    assert replies[3]["result"] == {"length": 1, "nodes": [], "replace_generation": 0, "header": None}
+    assert replies[4]["error"]["code"] == "UNSUPPORTED"  # type: ignore[index]
+    assert b"unreadable request" in done.stderr
+
+
+def test_bad_requests_and_library_refusals() -> None:
+    driver = SeqlogDriver()
+    assert driver({"id": 1, "op": "seed", "events": {}})["error"]["code"] == "BAD_REQUEST"
+    assert driver({"id": 2, "op": "append"})["error"]["code"] == "BAD_REQUEST"
+    assert driver({"id": 3, "op": "reset", "header": {"type": "session"}})["error"]["code"] == "BAD_REQUEST"
+    assert driver({"id": 4, "op": "load", "jsonl": 5})["error"]["code"] == "BAD_REQUEST"
+    decision = driver({"id": 5, "op": "header_decision", "events": [], "header": {"config": {}}})
+    assert decision["error"]["code"] == "HEADER_NOT_PINNED"
+    reply = driver({"id": 6, "op": "cuts", "events": [], "seq": 3})
+    assert reply["error"]["code"] == "NOT_ON_SURFACE"
