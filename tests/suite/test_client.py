@@ -301,7 +301,7 @@ def test_port_for_builds_each_kind_of_port() -> None:
 
 def test_port_for_python_explains_a_missing_seqlog_package() -> None:
     try:
-        import seqlog.driver  # type: ignore[import-not-found]  # noqa: F401, PLC0415
+        import seqlog.driver  # noqa: F401, PLC0415
     except ImportError:
         with pytest.raises(PortUnavailable, match="seqlog"):
             port_for("python")
