@@ -43,7 +43,7 @@ PROFILES: dict[str, Profile] = {
     "dev": Profile("dev", max_examples=12, step_count=30, require_full_coverage=False, shrink_seconds=30),
     "ci": Profile("ci", max_examples=60, step_count=40, require_full_coverage=False, shrink_seconds=90),
     "nightly": Profile(
-        "nightly", max_examples=1500, step_count=120, require_full_coverage=True, targeting=True, shrink_seconds=300
+        "nightly", max_examples=500, step_count=100, require_full_coverage=True, targeting=True, shrink_seconds=300
     ),
 }
 
