@@ -242,7 +242,7 @@ class SessionStore:
             raise SeqlogError(LibCode.SESSION_NOT_FOUND, f"{root}: no such session directory")
         lock_fd = _lock(root)
         try:
-            for stale in root.glob("*.tmp"):
+            for stale in root.glob("events*.tmp"):
                 stale.unlink()  # a create or upgrade that never renamed: nothing in it was committed
             path = _current_file(root)
             loaded, complete, torn, open_frame = _read(path, clock)
