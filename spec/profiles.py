@@ -94,3 +94,6 @@ def register_profiles() -> None:
     """Register ``conformance-dev``, ``conformance-ci`` and ``conformance-nightly`` with Hypothesis."""
     for profile in PROFILES.values():
         settings.register_profile(f"conformance-{profile.name}", hypothesis_settings(profile, None))
+
+
+register_profiles()

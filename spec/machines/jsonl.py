@@ -86,6 +86,7 @@ class JsonlMachine(LiveSessionMachine):
         if what == "save":
             self.retitle("save")
             self.exchange("save")
+            self.check_state()
         elif what == "load_saved":
             self.retitle("load_saved")
             self.load(self.stored_text())

@@ -18,7 +18,8 @@ from spec.mutations import MUTATIONS
 from spec.oracle import Oracle
 from spec.port import GROUPS, InProcessPort
 from spec.profiles import PROFILES
-from spec.rule_table import RULE_INVARIANTS
+from spec.registry import BY_ID
+from spec.rule_table import CODE_OWNERS, OP_INVARIANTS, RULE_INVARIANTS
 from spec.runner import FAILED, PASSED, UNSUPPORTED, VOID, RunOptions, run, run_group
 
 QUICK = RunOptions(profile=PROFILES["dev"], strict_codes=True, max_examples=8, step_count=25)
@@ -150,3 +151,9 @@ def test_the_oracle_answers_exactly_as_the_model_driver(seed: int) -> None:
     for number, request in enumerate(requests):
         ours, theirs = oracle({"id": number, **request}), driver({"id": number, **request})
         assert ours == theirs, request["op"]
+
+
+def test_the_rule_table_names_only_catalogued_invariants() -> None:
+    named = {i for ids in (*RULE_INVARIANTS.values(), *OP_INVARIANTS.values()) for i in ids}
+    assert named <= set(BY_ID), named - set(BY_ID)
+    assert all(owners for owners in CODE_OWNERS.values()), "every violation code belongs to an invariant"
