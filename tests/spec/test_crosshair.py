@@ -9,8 +9,13 @@ counterexample.  The intact functions pass the same analysis.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import multiprocessing
 import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -25,27 +30,59 @@ from spec.contracts import crosshair_targets, surface
 from spec.contracts._support import accepted
 
 ALLOW_MISSING = "SESSIONLOG_ALLOW_MISSING_CROSSHAIR"
-try:
-    import crosshair.core_and_libs as crosshair
-    from crosshair.options import AnalysisKind, AnalysisOptionSet
-    from crosshair.statespace import MessageType
-except ImportError:  # pragma: no cover - CrossHair is a dev dependency
+if importlib.util.find_spec("crosshair") is None:  # pragma: no cover - CrossHair is a dev dependency
     if os.environ.get(ALLOW_MISSING) == "1":
         pytest.skip(f"CrossHair is not installed ({ALLOW_MISSING}=1)", allow_module_level=True)
-    raise
+    raise ImportError("CrossHair is not installed")
 
-SEARCH = AnalysisOptionSet(analysis_kind=[AnalysisKind.icontract], per_condition_timeout=8.0)
-"""For the broken copies: CrossHair stops at the first counterexample (well under a second here)."""
-CONTROL = AnalysisOptionSet(analysis_kind=[AnalysisKind.icontract], per_condition_timeout=2.0)
-"""For the intact functions: a short search that must come back clean."""
-
-
-def analyse(function: Callable[..., Any], options: Any = CONTROL) -> list[Any]:
-    """CrossHair's messages about ``function`` (one verdict per postcondition, or a counterexample)."""
-    return list(crosshair.run_checkables(crosshair.analyze_function(function, options)))
+# CrossHair is imported only in the analysing child process: importing it switches icontract's
+# precondition checks off in the importing process, which would blind every other test of the worker.
+SEARCH = 8.0
+"""Per-condition budget for the broken copies: CrossHair stops at the first counterexample (well under a second)."""
+CONTROL = 2.0
+"""Per-condition budget for the intact functions: a short search that must come back clean."""
 
 
-def counterexamples(function: Callable[..., Any], options: Any = SEARCH) -> list[str]:
+class MessageType:
+    """CrossHair's verdict names (``crosshair.statespace.MessageType`` member names)."""
+
+    CONFIRMED = "CONFIRMED"
+    CANNOT_CONFIRM = "CANNOT_CONFIRM"
+    POST_FAIL = "POST_FAIL"
+    EXEC_ERR = "EXEC_ERR"
+    POST_ERR = "POST_ERR"
+
+
+@dataclass(frozen=True)
+class Message:
+    """What CrossHair said about one condition: its verdict and its text."""
+
+    state: Any
+    message: str
+
+
+def _analyse_here(module: str, name: str, budget: float) -> list[Message]:
+    import crosshair.core_and_libs as crosshair  # noqa: PLC0415 - see the note on SEARCH
+    from crosshair.options import AnalysisKind, AnalysisOptionSet  # noqa: PLC0415
+
+    options = AnalysisOptionSet(analysis_kind=[AnalysisKind.icontract], per_condition_timeout=budget)
+    function = getattr(importlib.import_module(module), name)
+    checkables = crosshair.run_checkables(crosshair.analyze_function(function, options))
+    return [Message(m.state.name, m.message) for m in checkables]
+
+
+def analyse(function: Callable[..., Any], options: float = CONTROL) -> list[Message]:
+    """CrossHair's messages about ``function`` (one verdict per postcondition, or a counterexample).
+
+    The analysis runs in a fresh process: CrossHair patches builtins and icontract's checkers while
+    it searches, and those patches must not leak into the other tests of this worker.
+    """
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        return pool.submit(_analyse_here, function.__module__, function.__name__, options).result()
+
+
+def counterexamples(function: Callable[..., Any], options: float = SEARCH) -> list[str]:
     failures = (MessageType.POST_FAIL, MessageType.EXEC_ERR, MessageType.POST_ERR)
     return [m.message for m in analyse(function, options) if m.state in failures]
 
