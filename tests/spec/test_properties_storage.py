@@ -7,6 +7,7 @@ contracted wrappers in :mod:`spec.contracts`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -124,6 +125,62 @@ def test_inv_jsonl_3_torn_tail_is_dropped_at_every_cut_of_the_last_line(
         assert isinstance(loaded, LoadedSession), loaded
         assert loaded.dropped_torn_tail == (cut > 0)
         assert loaded.state.events == (*events[:-1], *repair_c.interrupted_turn_closers(events[:-1]))
+
+
+KNOWN_CORRUPT = (
+    "",
+    " ",
+    "[]",
+    "null",
+    "1",
+    '"x"',
+    "{",
+    '{"a":1,"a":2}',
+    '{"a":NaN}',
+    '{"a":-Infinity}',
+    "\ufeff{}",
+    "{}\r",
+    "{'a': 1}",
+)
+"""Complete lines that are not one strict JSON object: not JSON, not an object, BOM, CR, duplicate keys, NaN."""
+
+
+def is_strict_object(line: str) -> bool:
+    """An independent reading of INV-JSONL-4 for drawn text: one JSON object, no BOM, no CR, no duplicate keys, no constants."""
+    if line.startswith("\ufeff") or "\r" in line:
+        return False
+
+    def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        if len({k for k, _ in pairs}) != len(pairs):
+            raise ValueError("duplicate key")
+        return dict(pairs)
+
+    def no_constant(name: str) -> object:
+        raise ValueError(name)
+
+    try:
+        return isinstance(json.loads(line, object_pairs_hook=unique, parse_constant=no_constant), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+DRAWN_CORRUPT_LINES = st.text(max_size=20).filter(lambda t: not is_strict_object(t))
+
+
+@PROPERTIES
+@given(header_lines(), S.sessions(min_actions=1, max_actions=15), DRAWN_CORRUPT_LINES, st.data())
+def test_inv_jsonl_4_a_corrupt_complete_line_refuses_the_whole_log_naming_it(
+    header: JsonObject, builder: SessionBuilder, drawn: str, data: st.DataObject
+) -> None:
+    assume("\n" not in drawn)
+    lines = jsonl_c.encode_jsonl(header, builder.state.events).split("\n")[:-1]
+    index = data.draw(st.integers(0, len(lines) - 1), label="line index")
+    for corrupt in (*KNOWN_CORRUPT, drawn):
+        text = "".join((corrupt if i == index else line) + "\n" for i, line in enumerate(lines))
+        for result in (jsonl_c.decode_jsonl(text), jsonl_c.load_session(text)):
+            assert isinstance(result, Violation), (corrupt, result)
+            assert result.code == Code.JSONL_MALFORMED_LINE, (corrupt, result)
+            assert result.message.startswith(f"line {index + 1} "), (corrupt, result)
 
 
 @PROPERTIES
