@@ -353,3 +353,12 @@ def test_inv_legacy_8_v1_equivalent_of_the_compact_case_is_valid() -> None:
     assert isinstance(
         log_c.append_event(EMPTY_SESSION, {"type": "compaction/start", "seq": 0, "time": 0, "data": None}), SessionState
     )
+
+
+@pytest.mark.xfail(strict=True, reason="model bug: a steering/message whose data is not an object passes the edge unconverted")
+def test_inv_legacy_8_unconvertible_ignorable_steering_message_is_refused_not_passed_through() -> None:
+    """``normalise_event`` leaves a non-object-data ``steering/message`` untouched; with ``ignorable: true``
+    v1 validation accepts it as an unknown ignorable type, so a legacy form reaches the v1 output."""
+    raw: dict[str, Any] = {"type": "steering/message", "seq": 0, "time": 0, "data": [1], "ignorable": True}
+    upgraded = legacy_c.upgrade_v0(_v0(raw))
+    assert isinstance(upgraded, Violation) or legacy_forms_in(upgraded.events) == []
