@@ -148,17 +148,20 @@ def normalise_event(raw: JsonObject, session_id: str, normalised: Sequence[JsonO
     """INV-LEGACY-5: one v0 event with every applicable normalisation applied."""
     type_ = raw.get("type")
     data = as_object(raw.get("data"))
-    if not isinstance(type_, str) or data is None:
+    if not isinstance(type_, str):
         return raw
     seq = raw.get("seq")
     out: dict[str, object] = dict(raw)
+    # Renames do not depend on the payload: a legacy type never reaches v1, and a payload the
+    # normalisations cannot read is left for v1 validation to refuse under its new type.
     if type_ in COMPACT_RENAMES:
         out["type"] = COMPACT_RENAMES[type_]
     elif type_ == "steering/message":
         out["type"] = "user/message"
-        out["data"] = _normalise_steering(data, session_id, seq)
+        if data is not None:
+            out["data"] = _normalise_steering(data, session_id, seq)
         out.setdefault("surfaceOp", "append")
-    else:
+    elif data is not None:
         out["data"] = _normalise_data(type_, data, session_id, seq)
         if type_ == "tool/result" and "message" not in data:
             out["data"] = _inherit_rewritten_id(raw, out["data"], normalised)

@@ -74,11 +74,11 @@ def turn_end_reason_problem(seq: int, data: JsonObject) -> Violation | None:
     reason = as_object(data["reason"])
     kind = reason.get("kind") if reason is not None else None
     problem = None
-    if reason is None or kind not in TURN_END_KINDS:
+    if reason is None or not isinstance(kind, str) or kind not in TURN_END_KINDS:
         problem = f"unknown kind {kind!r}"
     elif kind == "aborted":
         cause = as_object(reason.get("reason"))
-        if cause is None or cause.get("kind") not in ABORT_CAUSES:
+        if cause is None or not isinstance(cause.get("kind"), str) or cause.get("kind") not in ABORT_CAUSES:
             problem = "aborted needs a reason whose kind is user, parent, hook, disposed or legacy"
     elif kind == "error":
         error = as_object(reason.get("error"))

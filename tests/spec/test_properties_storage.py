@@ -331,7 +331,6 @@ def _v0(*events: dict[str, Any]) -> StoredLog:
     return StoredLog(header, tuple(e for e in (as_object(freeze(x)) for x in events) if e is not None))
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: N7 renames compact/* only when data is an object")
 @pytest.mark.parametrize("ignorable", [False, True])
 def test_inv_legacy_8_compact_rename_does_not_depend_on_the_payload(ignorable: bool) -> None:
     """N7 renames every ``compact/*`` event; a v1 ``compaction/start`` with ``data: null`` is valid.
@@ -355,7 +354,6 @@ def test_inv_legacy_8_v1_equivalent_of_the_compact_case_is_valid() -> None:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="model bug: a steering/message whose data is not an object passes the edge unconverted")
 def test_inv_legacy_8_unconvertible_ignorable_steering_message_is_refused_not_passed_through() -> None:
     """``normalise_event`` leaves a non-object-data ``steering/message`` untouched; with ``ignorable: true``
     v1 validation accepts it as an unknown ignorable type, so a legacy form reaches the v1 output."""
