@@ -292,7 +292,8 @@ def machine() -> dict[str, str]:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    return {"cpu": cpu, "cores": str(os.cpu_count()), "python": platform.python_version(),
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    return {"cpu": cpu, "cores": str(os.cpu_count()), "load_average_1_5_15": load, "python": platform.python_version(),
             "orjson": version("orjson"), "zstandard": version("zstandard"), "platform": platform.platform()}
 
 
@@ -313,6 +314,7 @@ def main() -> None:
     results["memory"] = bench_memory()
     print("store ...", file=sys.stderr, flush=True)
     results["store"] = bench_store()
+    results["machine_after"] = machine()
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     print(render(results))
