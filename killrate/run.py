@@ -50,6 +50,8 @@ class RunConfig:
     python: str = sys.executable
     timeout: float | None = None
     """Per-request driver timeout passed to the suite (its default when ``None``)."""
+    strict_codes: bool = False
+    """Pass ``--strict-codes``: a refusal must carry the model's violation code."""
     snapshot: bool = True
     """Copy the model, the suite, seqlog and the catalogue into ``work`` first and run every check
     from that copy, so that edits made to the working tree during a long run cannot make its
@@ -104,6 +106,8 @@ def check_command(config: RunConfig, name: str, groups: Sequence[str], report: P
         argv += ["--database", str(config.work / "db" / name)]
     if config.timeout is not None:
         argv += ["--timeout", str(config.timeout)]
+    if config.strict_codes:
+        argv.append("--strict-codes")
     if set(groups) != set(GROUPS):
         argv += ["--only", ",".join(groups)]
     return argv
@@ -264,6 +268,7 @@ class KillRun:
             "void_reasons": self.void_reasons,
             "profile": self.config.profile,
             "seed": self.config.seed,
+            "strict_codes": self.config.strict_codes,
             "groups": "all" if self.config.all_groups else "target",
             "seconds": round(self.seconds, 1),
             "sources": self.sources,
