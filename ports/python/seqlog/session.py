@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, overload
 
+from seqlog import trace as _trace
 from seqlog.errors import Code, LibCode, SeqlogError
 from seqlog.event import END_SEED, Event, Replace, SurfaceOp, decode_event, encode_surface_op, vocabulary_check
 from seqlog.header import check_header_event, header_of
@@ -30,7 +31,7 @@ from seqlog.jsonvalue import EMPTY_OBJECT, FrozenObject, as_object
 from seqlog.messages import check_message, pairing_delta
 from seqlog.repair import OpenTail
 from seqlog.surface import SurfaceManager, SurfacePlan
-from seqlog.trace import CLOSED, Brackets, advance, check_trace_data
+from seqlog.trace import CLOSED, Brackets, advance
 
 Clock = Callable[[], int]
 """Milliseconds since the Unix epoch."""
@@ -67,7 +68,11 @@ _PAYLOAD_RULES: dict[str, Callable[[Event], None]] = {
     "assistant/message": check_message,
     "tool/result": check_message,
     END_SEED: _check_end_seed,
-    **dict.fromkeys(("turn/start", "turn/end", "step/start", "step/end", "tool/call", "assistant/chunk"), check_trace_data),
+    # Looked up at call time, like the message rules, so a replaced rule (the kill-rate mutants) takes effect.
+    **dict.fromkeys(
+        ("turn/start", "turn/end", "step/start", "step/end", "tool/call", "assistant/chunk"),
+        lambda event: _trace.check_trace_data(event),
+    ),
 }
 
 
