@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from model.event import Event, encode_event
-from model.json_value import JsonObject, freeze, is_nonempty_string, is_safe_natural, lossless_problem, thaw
+from model.json_value import JsonObject, as_int, freeze, is_nonempty_string, is_safe_natural, lossless_problem, thaw
 from model.violation import Code, Violation
 
 FORMAT_VERSION = 1
@@ -142,6 +142,6 @@ def encode_jsonl(header: JsonObject, events: Sequence[Event]) -> str:
 
 def version_of(header: JsonObject) -> int:
     """The format version a header line declares."""
-    version = header.get("version")
-    assert isinstance(version, int)
+    version = as_int(header.get("version"))
+    assert version is not None, "checked by header_line_problem"
     return version

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from model.event import KNOWN_EVENT_TYPES
 from model.header import LEGACY_REASON_FALLBACK, canonical_header
-from model.json_value import JsonObject, as_array, as_object, freeze, is_nonempty_string
+from model.json_value import JsonObject, as_array, as_int, as_object, freeze, is_nonempty_string
 from model.jsonl import FORMAT_VERSION, LEGACY_VERSION, header_line_problem, version_of
 from model.session import fold_session
 from model.violation import Code, Violation
@@ -75,7 +75,8 @@ def refusal(raw_events: Sequence[object]) -> Violation | None:
 
 
 def _legacy_id(session_id: str, seq: object) -> str:
-    return f"legacy-message:{session_id}:{seq}"
+    number = as_int(seq)  # 1.0 is seq 1: the id must not depend on how a writer spelled the number
+    return f"legacy-message:{session_id}:{seq if number is None else number}"
 
 
 def _normalise_turn_end_reason(reason: JsonObject) -> object:
@@ -177,7 +178,8 @@ def _inherit_rewritten_id(raw: JsonObject, data: object, normalised: Sequence[Js
     obj = data if isinstance(data, Mapping) else None
     if obj is None or not isinstance(start, int) or not 0 <= start < len(normalised):
         return data
-    target = as_object(normalised[start].get("data"))
+    previous = as_object(normalised[start])
+    target = as_object(previous.get("data")) if previous is not None else None
     target_message = as_object(target.get("message")) if target is not None else None
     message = as_object(obj.get("message"))
     if target_message is None or message is None or not is_nonempty_string(target_message.get("id")):

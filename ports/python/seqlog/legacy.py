@@ -30,7 +30,7 @@ from seqlog.errors import Code, SeqlogError
 from seqlog.event import KNOWN_TYPES
 from seqlog.header import LEGACY_REASON_FALLBACK, dropped_in_canonical
 from seqlog.headerline import FORMAT_VERSION, LEGACY_VERSION, check_header_line
-from seqlog.jsonvalue import FrozenObject, as_array, as_object, freeze, is_nonempty_string
+from seqlog.jsonvalue import FrozenObject, as_array, as_int, as_object, freeze, is_nonempty_string
 from seqlog.session import Session
 
 COMPACT_RENAMES = {
@@ -73,7 +73,8 @@ def check_refusals(raw_events: Sequence[object]) -> None:
 
 
 def _legacy_id(session_id: str, seq: object) -> str:
-    return f"legacy-message:{session_id}:{seq}"
+    number = as_int(seq)  # 1.0 is seq 1: the minted id must not depend on the number's spelling
+    return f"legacy-message:{session_id}:{seq if number is None else number}"
 
 
 def _turn_end_reason(reason: Mapping[str, Any]) -> object:
