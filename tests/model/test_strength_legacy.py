@@ -1,0 +1,194 @@
+"""INV-LEGACY strength tests: cases that mutation testing of ``model/legacy.py`` showed were missing.
+
+Each test pins one decision of the v0-to-v1 edge that the earlier tests left open: refusal runs
+over the whole log before any normalisation or v1 validation, each normalisation fires only on the
+legacy form it names, and nothing else is touched (see docs/strength.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model_cases import PINNED, call_block, call_data, code_of, ev
+
+from model.json_value import freeze, json_equal, thaw
+from model.legacy import StoredLog
+from model.violation import Code, Violation
+from spec.contracts.legacy import upgrade_v0
+
+SID = "s-strength"
+V0_HEADER: dict[str, Any] = {"type": "session", "version": 0, "id": SID, "createdAt": 0}
+
+
+def txt(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def upgrade(*events: object, header: dict[str, Any] | None = None) -> StoredLog | Violation:
+    """The edge's answer for a log of ``events`` (v0 unless ``header`` says otherwise)."""
+    line = freeze(header or V0_HEADER)
+    assert isinstance(line, dict) or hasattr(line, "keys")
+    return upgrade_v0(StoredLog(line, tuple(freeze(e) for e in events)))  # type: ignore[arg-type,misc]
+
+
+def upgraded_events(*events: object) -> list[Any]:
+    result = upgrade(*events)
+    assert isinstance(result, StoredLog), result
+    return [thaw(e) for e in result.events]
+
+
+def assert_unchanged(*events: dict[str, Any]) -> None:
+    """The edge passes ``events`` through as they are."""
+    out = upgraded_events(*events)
+    assert json_equal(freeze(out), freeze(list(events))), out
+
+
+UNMATCHED_TURN_END = ev("turn/end", 0, {"turn": 1, "reason": {"kind": "completed"}})
+"""Valid in shape, refused by the v1 trace (no turn is open): a v1 refusal at index 0."""
+
+
+# -- refusal comes first, over the whole log ---------------------------------------------------------
+
+
+def test_inv_legacy_2_fallback_is_refused_before_v1_validation_of_earlier_events() -> None:
+    fallback = ev("request/header", 1, {"header": {"config": dict(PINNED)}, "reason": "fallback"})
+    result = upgrade(UNMATCHED_TURN_END, fallback)
+    assert code_of(result) is Code.LEGACY_FALLBACK_REASON
+    assert isinstance(result, Violation) and "v0 index 1" in result.message
+
+
+def test_inv_legacy_2_fallback_reason_on_another_type_is_not_a_header_refusal() -> None:
+    note = ev("hook/result", 0, {"reason": "fallback"})
+    assert_unchanged(note)
+
+
+def test_inv_legacy_3_refusal_scans_past_events_that_are_not_objects() -> None:
+    result = upgrade(42, ev("mode/set", 1, {"mode": "plan"}))
+    assert code_of(result) is Code.LEGACY_MODE_SET
+
+
+def test_inv_legacy_6_an_event_that_is_not_an_object_is_refused_by_v1_validation() -> None:
+    assert code_of(upgrade(42)) is Code.ENVELOPE_NOT_OBJECT
+    assert code_of(upgrade(ev("turn/start", 0, {"turn": 1}), "text")) is Code.ENVELOPE_NOT_OBJECT
+
+
+def test_inv_legacy_6_the_header_line_is_checked_first() -> None:
+    result = upgrade(ev("turn/start", 0, {"turn": 1}), header={"type": "session", "version": 0, "createdAt": 0})
+    assert code_of(result) is Code.JSONL_HEADER_INVALID
+
+
+def test_inv_legacy_6_a_v1_log_is_validated_not_passed_through() -> None:
+    v1 = {**V0_HEADER, "version": 1}
+    result = upgrade(UNMATCHED_TURN_END, header=v1)
+    assert code_of(result) is Code.TURN_END_MISMATCH
+    assert isinstance(result, Violation) and result.message.startswith("v1 log: ")
+
+
+# -- each normalisation fires on its own legacy form only --------------------------------------------
+
+
+def test_inv_legacy_5_n1_drops_trigger_from_turn_start_only() -> None:
+    assert_unchanged(ev("hook/invoked", 0, {"hook": "pre-commit", "trigger": "user"}))
+
+
+def test_inv_legacy_5_n2_leaves_non_error_reasons_with_a_message_alone() -> None:
+    events = [
+        ev("turn/start", 0, {"turn": 1}),
+        ev("turn/end", 1, {"turn": 1, "reason": {"kind": "completed", "message": "done"}}),
+    ]
+    assert_unchanged(*events)
+
+
+def test_inv_legacy_5_n2_leaves_an_error_reason_that_already_has_its_error_alone() -> None:
+    reason = {"kind": "error", "error": {"message": "overloaded", "code": "E1"}, "message": "legacy text"}
+    assert_unchanged(ev("turn/start", 0, {"turn": 1}), ev("turn/end", 1, {"turn": 1, "reason": reason}))
+
+
+def test_inv_legacy_5_n3_mints_an_id_for_steering_with_exactly_content_and_source() -> None:
+    out = upgraded_events(ev("steering/message", 0, {"content": [txt("Also test it")], "source": {"kind": "user"}}))
+    assert out[0]["type"] == "user/message"
+    assert out[0]["data"]["id"] == f"legacy-message:{SID}:0"
+
+
+def test_inv_legacy_5_n4_content_and_source_on_other_types_are_not_user_messages() -> None:
+    assert_unchanged(ev("team/message/delivered", 0, {"content": "hi", "source": "lead"}))
+
+
+def test_inv_legacy_5_n4_content_and_provenance_on_other_types_are_not_assistant_messages() -> None:
+    assert_unchanged(ev("subagent/descriptor", 0, {"content": "x", "provenance": {"provider": "p"}}))
+
+
+def test_inv_legacy_5_n4_call_id_content_and_is_error_on_other_types_are_not_tool_results() -> None:
+    assert_unchanged(ev("hook/result", 0, {"callId": "c1", "content": [], "isError": False}))
+
+
+def test_inv_legacy_5_n4_a_user_message_with_an_id_but_no_role_is_not_pre_identity() -> None:
+    data = {"id": "m1", "content": [txt("hi")], "source": {"kind": "user"}}
+    assert code_of(upgrade(ev("user/message", 0, data, surfaceOp="append"))) is Code.USER_MESSAGE_INVALID
+
+
+def test_inv_legacy_5_n4_a_user_message_with_a_role_but_no_id_is_not_pre_identity() -> None:
+    data = {"role": "user", "content": [txt("hi")], "source": {"kind": "user"}}
+    assert code_of(upgrade(ev("user/message", 0, data, surfaceOp="append"))) is Code.USER_MESSAGE_INVALID
+
+
+def _in_step(*rest: dict[str, Any]) -> list[dict[str, Any]]:
+    return [ev("turn/start", 0, {"turn": 1}), ev("step/start", 1, {"turn": 1, "step": 1}), *rest]
+
+
+def test_inv_legacy_5_n4_an_assistant_message_that_has_a_message_is_not_converted() -> None:
+    message = {"id": "a2", "role": "assistant", "content": [txt("ok")], "source": {"kind": "model", **PINNED}}
+    data = {"turn": 1, "step": 1, "message": message, "content": [txt("ok")], "provenance": dict(PINNED)}
+    assert code_of(upgrade(*_in_step(ev("assistant/message", 2, data, surfaceOp="append")))) is Code.ASSISTANT_MESSAGE_INVALID
+
+
+def test_inv_legacy_5_n4_a_tool_result_that_has_a_message_is_not_converted() -> None:
+    block = {"type": "tool-result", "toolCallId": "c1", "content": [txt("out")], "isError": False}
+    message = {"id": "r4", "role": "user", "source": {"kind": "tool", "callId": "c1"}, "content": [block]}
+    flat = {"callId": "c1", "content": [txt("out")], "isError": False}
+    events = _in_step(
+        ev("assistant/message", 2, {"turn": 1, "step": 1, "content": [call_block("c1")], "provenance": PINNED},
+           surfaceOp="append"),
+        ev("tool/call", 3, call_data(1, 1, "c1")),
+        ev("tool/result", 4, {"turn": 1, "step": 1, "message": message, **flat}, surfaceOp="append"),
+    )
+    assert code_of(upgrade(*events)) is Code.TOOL_RESULT_INVALID
+
+
+def _answered_call() -> list[dict[str, Any]]:
+    """Turn 1, step 1 open; call ``c1`` asked (seq 2), started (3) and answered in v1 form by ``r4`` (4)."""
+    block = {"type": "tool-result", "toolCallId": "c1", "content": [txt("long output")], "isError": False}
+    message = {"id": "r4", "role": "user", "source": {"kind": "tool", "callId": "c1"}, "content": [block]}
+    return _in_step(
+        ev("assistant/message", 2, {"turn": 1, "step": 1, "content": [call_block("c1")], "provenance": PINNED},
+           surfaceOp="append"),
+        ev("tool/call", 3, call_data(1, 1, "c1")),
+        ev("tool/result", 4, {"turn": 1, "step": 1, "message": message}, surfaceOp="append"),
+    )
+
+
+def test_inv_legacy_5_n4_a_v1_shaped_rewrite_is_not_given_its_targets_id() -> None:
+    """Only pre-identity rewrites inherit an id; a v1-shaped one with a different id stays refused."""
+    block = {"type": "tool-result", "toolCallId": "c1", "content": [txt("[trimmed]")], "isError": False}
+    message = {"id": "r5", "role": "user", "source": {"kind": "tool", "callId": "c1"}, "content": [block]}
+    rewrite = ev("tool/result", 5, {"turn": 1, "step": 1, "message": message},
+                 surfaceOp={"op": "replace", "start": 4, "end": 4}, sourceEventSeqs=[4])
+    assert code_of(upgrade(*_answered_call(), rewrite)) is Code.TOOL_REWRITE_CHANGES
+
+
+def test_inv_legacy_5_n4_only_a_rewriting_tool_result_inherits_an_id() -> None:
+    summary = {"turn": 1, "step": 2, "content": [txt("Summary of the call")], "provenance": PINNED}
+    events = [
+        *_answered_call(),
+        ev("step/end", 5, {"turn": 1, "step": 1}),
+        ev("step/start", 6, {"turn": 1, "step": 2}),
+        ev("assistant/message", 7, summary, surfaceOp={"op": "replace", "start": 2, "end": 4}, sourceEventSeqs=[2, 4]),
+    ]
+    out = upgraded_events(*events)
+    assert out[7]["data"]["message"]["id"] == f"legacy-message:{SID}:7"
+
+
+def test_inv_legacy_6_a_rewrite_that_targets_itself_is_refused_not_crashed() -> None:
+    rewrite = ev("tool/result", 5, {"turn": 1, "step": 1, "callId": "c1", "content": [txt("x")], "isError": False},
+                 surfaceOp={"op": "replace", "start": 5, "end": 5}, sourceEventSeqs=[4])
+    assert code_of(upgrade(*_answered_call(), rewrite)) is Code.REPLACE_START_NOT_ON_SURFACE
