@@ -125,7 +125,12 @@ def test_inv_compact_6_a_folded_log_tracks_its_pending_calls() -> None:
 
 
 @pytest.mark.parametrize(
-    ("empty", "kept"), [({"system": ""}, {"tools": ({"name": "read"},)}), ({"tools": ()}, {"system": "Be terse."})]
+    ("empty", "kept"),
+    [
+        ({"system": ""}, {"tools": ({"name": "read"},)}),
+        ({"tools": ()}, {"system": "Be terse."}),
+        ({"adapterDefaults": MappingProxyType({})}, {"system": "Be terse."}),
+    ],
 )
 def test_inv_hdr_6_canonical_form_keeps_the_members_after_an_empty_one(empty: dict[str, Any], kept: dict[str, Any]) -> None:
     config = MappingProxyType(dict(PINNED))
