@@ -31,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     go.add_argument("--seed", type=int, help="derandomise every suite run with this seed")
     go.add_argument("--all-groups", action="store_true", help="run every group against each mutant, not only its target")
     go.add_argument("--jobs", type=int, default=1, help="suite runs at a time (default 1)")
+    go.add_argument("--repeat", type=int, default=1, help="suite runs per mutant, each with a fresh database (default 1)")
     go.add_argument("--work", type=Path, help="directory for suite reports, counterexamples, databases (reports/killrate)")
     go.add_argument("--timeout", type=float, help="per-request driver timeout passed to the suite")
     go.add_argument("--keep-going", action="store_true", help="run the mutants even when the run is already void")
@@ -44,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _progress(outcome: Outcome) -> None:
     where = f" in {','.join(outcome.failed_groups)}" if outcome.failed_groups else ""
-    print(f"{outcome.name:<40} {outcome.status:<9}{where:<16} {outcome.seconds:7.1f} s  {outcome.detail[:90]}", flush=True)
+    runs = f"{outcome.kills}/{outcome.runs}" if outcome.runs > 1 else ""
+    line = f"{outcome.name:<40} {outcome.status:<9} {runs:<5}{where:<16} {outcome.seconds:7.1f} s  {outcome.detail[:80]}"
+    print(line, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         strict_codes=args.strict_codes,
+        repeat=args.repeat,
         snapshot=not args.no_snapshot,
     )
     if args.work is not None:

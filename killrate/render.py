@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-MARK = {"killed": "killed", "survived": "**SURVIVED**", "error": "**error**", "passed": "passed"}
+MARK = {"killed": "killed", "survived": "**SURVIVED**", "sometimes": "*sometimes*", "error": "**error**", "passed": "passed"}
 
 
 def _row(outcome: dict[str, Any]) -> str:
     groups = ", ".join(outcome["failed_groups"]) or ", ".join(outcome["groups_run"])
     failure = f"`{outcome['failure']}`" if outcome["failure"] else ""
     case = f"`{outcome['counterexample']}`" if outcome["counterexample"] else ""
+    runs = outcome.get("runs", 1)
+    result = MARK.get(outcome["status"], outcome["status"])
+    if runs > 1:
+        result += f" ({outcome.get('kills', 0)}/{runs})"
     return (
-        f"| `{outcome['name']}` | {outcome['invariant'] or ''} | {MARK.get(outcome['status'], outcome['status'])} "
+        f"| `{outcome['name']}` | {outcome['invariant'] or ''} | {result} "
         f"| {groups} | {failure} | {outcome['seconds']:.0f} s | {case} |"
     )
 
@@ -33,7 +37,10 @@ def markdown(document: dict[str, Any]) -> str:
         _row(document["canary"]),
         *(_row(m) for m in document["mutants"]),
         "",
-        f"Totals: {totals['mutants']} mutants, {totals['killed']} killed, {totals['survived']} survived, "
-        f"{totals['errors']} errors; kill rate {rate}; {totals['mutant_seconds'] / 60:.1f} min spent on mutants.",
+        f"Totals: {totals['mutants']} mutants, {totals['killed']} killed, {totals.get('sometimes', 0)} sometimes killed, "
+        f"{totals['survived']} survived, {totals['errors']} errors; kill rate {rate}"
+        + (f" (per run: {100 * totals['kill_rate_per_run']:.1f} % over {totals['runs_per_mutant']} runs each)"
+           if totals.get("runs_per_mutant", 1) > 1 and totals.get("kill_rate_per_run") is not None else "")
+        + f"; {totals['mutant_seconds'] / 60:.1f} min spent on mutants.",
     ]
     return "\n".join(lines) + "\n"

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORT_FORMAT = "killrate-report/1"
 SNAPSHOT = {"model": "model", "spec": "spec", "killrate": "killrate", "seqlog": "ports/python/seqlog"}
 """What a run freezes at its start (name → path under the repository): the oracle, the suite, the mutants, the port."""
-KILLED, SURVIVED, ERROR, PASSED = "killed", "survived", "error", "passed"
+KILLED, SURVIVED, SOMETIMES, ERROR, PASSED = "killed", "survived", "sometimes", "error", "passed"
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class RunConfig:
     """Per-request driver timeout passed to the suite (its default when ``None``)."""
     strict_codes: bool = False
     """Pass ``--strict-codes``: a refusal must carry the model's violation code."""
+    repeat: int = 1
+    """Suite runs per mutant, each with a fresh example database (the kill rate of one run is a sample)."""
     snapshot: bool = True
     """Copy the model, the suite, seqlog and the catalogue into ``work`` first and run every check
     from that copy, so that edits made to the working tree during a long run cannot make its
@@ -83,6 +85,9 @@ class Outcome:
     detail: str = ""
     exercised: dict[str, int] = field(default_factory=dict)
     """For a survivor: how often the target group exercised the invariant and each of its codes."""
+    runs: int = 1
+    kills: int = 0
+    """In how many of ``runs`` suite runs the mutant died (``sometimes`` when neither none nor all)."""
 
 
 def driver_command(config: RunConfig, name: str) -> str:
@@ -90,20 +95,20 @@ def driver_command(config: RunConfig, name: str) -> str:
     return f"{shlex.quote(config.python)} -m killrate.driver {shlex.quote(name)}"
 
 
-def check_command(config: RunConfig, name: str, groups: Sequence[str], report: Path) -> list[str]:
-    """The ``python -m spec check`` argv for one driver."""
+def check_command(config: RunConfig, name: str, groups: Sequence[str], report: Path, run_id: str = "") -> list[str]:
+    """The ``python -m spec check`` argv for one driver (``run_id`` keeps repeated runs apart)."""
     argv = [
         config.python, "-m", "spec", "check",
         "--driver", driver_command(config, name),
         "--profile", config.profile,
         "--quiet",
         "--report", str(report),
-        "--cases-dir", str(config.work / "cases" / name),
+        "--cases-dir", str(config.work / "cases" / (name + run_id)),
     ]  # fmt: skip
     if config.seed is not None:
         argv += ["--seed", str(config.seed)]
     else:
-        argv += ["--database", str(config.work / "db" / name)]
+        argv += ["--database", str(config.work / "db" / (name + run_id))]
     if config.timeout is not None:
         argv += ["--timeout", str(config.timeout)]
     if config.strict_codes:
@@ -156,14 +161,14 @@ def git_revision() -> str:
     return head + ("+dirty" if dirty else "")
 
 
-def check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | None) -> Outcome:
+def check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | None, run_id: str = "") -> Outcome:
     """Run the suite against one driver and judge what happened."""
-    report = config.work / "reports" / f"{name}.json"
+    report = config.work / "reports" / f"{name}{run_id}.json"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
     started = time.monotonic()
     proc = subprocess.run(
-        check_command(config, name, groups, report),
+        check_command(config, name, groups, report, run_id),
         cwd=config.source_root,
         env=_environment(config),
         capture_output=True,
@@ -189,6 +194,25 @@ def check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | 
     return outcome
 
 
+def check_repeated(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | None) -> Outcome:
+    """:func:`check` ``config.repeat`` times; the first kill's details, the total kills and wall time."""
+    if config.repeat <= 1:
+        return check(config, name, groups, mutant)
+    outcomes = [check(config, name, groups, mutant, f"-run{i + 1}") for i in range(config.repeat)]
+    if any(o.status == ERROR for o in outcomes):
+        return next(o for o in outcomes if o.status == ERROR)
+    kills = sum(o.kills for o in outcomes)
+    merged = next((o for o in outcomes if o.status == KILLED), outcomes[0])
+    merged.runs, merged.kills = len(outcomes), kills
+    merged.seconds = round(sum(o.seconds for o in outcomes), 1)
+    if mutant is None:
+        merged.status = PASSED if kills == 0 else KILLED
+    else:
+        merged.status = KILLED if kills == len(outcomes) else SURVIVED if kills == 0 else SOMETIMES
+        merged.exercised = next((o.exercised for o in outcomes if o.exercised), {})
+    return merged
+
+
 def _judge(outcome: Outcome, document: dict[str, Any], mutant: Mutant | None) -> None:
     sections: dict[str, dict[str, Any]] = document["groups"]
     failed = [g for g, s in sections.items() if s["status"] == "failed"]
@@ -197,6 +221,7 @@ def _judge(outcome: Outcome, document: dict[str, Any], mutant: Mutant | None) ->
     if failed:
         first = sections[failed[0]]["failure"]
         outcome.status, outcome.failure, outcome.counterexample = KILLED, first["case"], first["case_file"]
+        outcome.kills = 1
         outcome.detail = first["message"][:300]
     elif broken:
         outcome.status = ERROR
@@ -234,7 +259,7 @@ class KillRun:
         reasons = []
         if self.baseline.status != PASSED:
             reasons.append(f"the unmutated port did not pass ({self.baseline.status}: {self.baseline.detail})")
-        if self.canary.status != KILLED:
+        if self.canary.status != KILLED:  # with repeats: killed in every run
             reasons.append(f"the canary was not killed ({self.canary.status}: {self.canary.detail})")
         return reasons
 
@@ -249,14 +274,18 @@ class KillRun:
         """Counts and the kill rate over the catalogue mutants that ran."""
         killed = sum(m.status == KILLED for m in self.mutants)
         survived = sum(m.status == SURVIVED for m in self.mutants)
+        sometimes = sum(m.status == SOMETIMES for m in self.mutants)
         errors = sum(m.status == ERROR for m in self.mutants)
-        judged = killed + survived
+        judged = [m for m in self.mutants if m.status != ERROR]
         return {
             "mutants": len(self.mutants),
             "killed": killed,
+            "sometimes": sometimes,
             "survived": survived,
             "errors": errors,
-            "kill_rate": round(killed / judged, 4) if judged else None,
+            "kill_rate": round(killed / len(judged), 4) if judged else None,
+            "runs_per_mutant": self.config.repeat,
+            "kill_rate_per_run": round(sum(m.kills / m.runs for m in judged) / len(judged), 4) if judged else None,
             "mutant_seconds": round(sum(m.seconds for m in self.mutants), 1),
         }
 
@@ -269,6 +298,7 @@ class KillRun:
             "profile": self.config.profile,
             "seed": self.config.seed,
             "strict_codes": self.config.strict_codes,
+            "repeat": self.config.repeat,
             "groups": "all" if self.config.all_groups else "target",
             "seconds": round(self.seconds, 1),
             "sources": self.sources,
@@ -305,15 +335,15 @@ def run(
         return list(GROUPS) if config.all_groups else [mutant.group]
 
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
-        baseline_job = pool.submit(check, config, UNMUTATED, list(GROUPS), None)
-        canary_job = pool.submit(check, config, CANARY.name, [CANARY.group], CANARY)
+        baseline_job = pool.submit(check_repeated, config, UNMUTATED, list(GROUPS), None)
+        canary_job = pool.submit(check_repeated, config, CANARY.name, [CANARY.group], CANARY)
         baseline = baseline_job.result()
         note(baseline)
         canary = canary_job.result()
         note(canary)
         outcomes: list[Outcome] = []
         if not KillRun(config, baseline, canary, [], 0.0).void_reasons or keep_going:
-            jobs = [pool.submit(check, config, m.name, groups_for(m), m) for m in mutants]
+            jobs = [pool.submit(check_repeated, config, m.name, groups_for(m), m) for m in mutants]
             for job in jobs:
                 outcome = job.result()
                 note(outcome)
