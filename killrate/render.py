@@ -10,11 +10,12 @@ MARK = {"killed": "killed", "survived": "**SURVIVED**", "sometimes": "*sometimes
 def _row(outcome: dict[str, Any]) -> str:
     groups = ", ".join(outcome["failed_groups"]) or ", ".join(outcome["groups_run"])
     failure = f"`{outcome['failure']}`" if outcome["failure"] else ""
-    case = f"`{outcome['counterexample']}`" if outcome["counterexample"] else ""
+    # The case file lives under the run's work directory; its last two parts name it (mutant dir / case).
+    case = f"`{'/'.join(outcome['counterexample'].split('/')[-2:])}`" if outcome["counterexample"] else ""
     runs = outcome.get("runs", 1)
     result = MARK.get(outcome["status"], outcome["status"])
     if runs > 1:
-        result += f" ({outcome.get('kills', 0)}/{runs})"
+        result += f" ({runs} runs)" if outcome["invariant"] is None else f" ({outcome.get('kills', 0)}/{runs})"
     return (
         f"| `{outcome['name']}` | {outcome['invariant'] or ''} | {result} "
         f"| {groups} | {failure} | {outcome['seconds']:.0f} s | {case} |"
