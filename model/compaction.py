@@ -27,7 +27,12 @@ def pairing_delta(event: Event) -> int:
 
 def running_counts(nodes: Sequence[int], log: Sequence[Event]) -> tuple[int, ...] | Violation:
     """INV-COMPACT-1: the pending-call count at each of the N + 1 cuts; never negative."""
-    counts = [0]
+    return _extend_counts((0,), nodes, log)
+
+
+def _extend_counts(counted: tuple[int, ...], nodes: Sequence[int], log: Sequence[Event]) -> tuple[int, ...] | Violation:
+    """``counted`` followed by the counts at the cuts after each of ``nodes``."""
+    counts = list(counted)
     for seq in nodes:
         count = counts[-1] + pairing_delta(log[seq])
         if count < 0:
@@ -116,13 +121,10 @@ def update_cut_cache(cache: CutCache | None, surface: Surface, log: Sequence[Eve
         and surface.nodes[: len(cache.nodes)] == cache.nodes
     )
     if cache is not None and extends:
-        counts = list(cache.counts)
-        for seq in surface.nodes[len(cache.nodes) :]:
-            count = counts[-1] + pairing_delta(log[seq])
-            if count < 0:
-                return Violation(Code.TOOL_PAIRING_NEGATIVE, f"tool/result at surface seq {seq} has no matching tool call")
-            counts.append(count)
-        return CutCache(surface.replace_generation, surface.nodes, tuple(counts))
+        extended = _extend_counts(cache.counts, surface.nodes[len(cache.nodes) :], log)
+        if isinstance(extended, Violation):
+            return extended
+        return CutCache(surface.replace_generation, surface.nodes, extended)
     fresh = running_counts(surface.nodes, log)
     if isinstance(fresh, Violation):
         return fresh

@@ -45,6 +45,11 @@ def is_safe_natural(value: object) -> bool:
     return is_safe_integer(value) and value >= 0  # type: ignore[operator]
 
 
+def is_safe_positive(value: object) -> bool:
+    """Whether ``value`` is a safe integer of at least 1 (turn and step numbers)."""
+    return is_safe_natural(value) and value != 0
+
+
 def as_int(value: object) -> int | None:
     """``value`` as an ``int`` when it is a safe integer (``1.0`` included), else ``None``."""
     return int(value) if is_safe_integer(value) else None  # type: ignore[call-overload]

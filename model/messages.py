@@ -5,15 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from model.event import Event
-from model.json_value import JsonObject, JsonValue, as_array, as_object, is_nonempty_string, is_safe_natural
+from model.json_value import JsonObject, JsonValue, as_array, as_object, is_nonempty_string, is_safe_positive
 from model.violation import Code, Violation
 
 ASSISTANT_DATA_KEYS = frozenset({"turn", "step", "message", "usage", "interrupted"})
 TOOL_RESULT_DATA_KEYS = frozenset({"turn", "step", "message", "error", "meta"})
-
-
-def _positive(value: object) -> bool:
-    return is_safe_natural(value) and value != 0
 
 
 def _message_problem(message: JsonValue, role: str) -> str | None:
@@ -45,7 +41,7 @@ def _tool_call_block_problem(block: JsonObject) -> str | None:
 
 
 def _turn_step_problem(data: JsonObject) -> str | None:
-    if not _positive(data.get("turn")) or not _positive(data.get("step")):
+    if not is_safe_positive(data.get("turn")) or not is_safe_positive(data.get("step")):
         return "turn and step must be positive integers"
     return None
 

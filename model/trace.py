@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from model.event import Event, Replace
-from model.json_value import JsonObject, as_int, as_object, is_safe_natural
+from model.json_value import JsonObject, as_int, as_object, is_safe_positive
 from model.messages import tool_result_call_id, tool_result_error_code
 from model.violation import Code, Violation
 
@@ -43,10 +43,6 @@ class TraceState:
     """Call ids recorded by ``tool/call`` in the open step and not yet answered."""
 
 
-def _positive(value: object) -> bool:
-    return is_safe_natural(value) and value != 0
-
-
 def trace_data_problem(event: Event) -> Violation | None:
     """INV-TRACE-9: the payload shapes of the bracket and tool-call events."""
     keys = TRACE_DATA_KEYS.get(event.type)
@@ -55,7 +51,7 @@ def trace_data_problem(event: Event) -> Violation | None:
     data = as_object(event.data)
     if data is None or set(data) != keys:
         return Violation(Code.TRACE_DATA_INVALID, f"{event.type} at seq {event.seq} data must have exactly {sorted(keys)}")
-    if not all(_positive(data[k]) for k in ("turn", "step") if k in keys):
+    if not all(is_safe_positive(data[k]) for k in ("turn", "step") if k in keys):
         return Violation(Code.TRACE_DATA_INVALID, f"{event.type} at seq {event.seq} turn/step must be positive integers")
     if event.type == "tool/call" and not (
         isinstance(data["callId"], str)
