@@ -56,6 +56,7 @@ from model.json_value import MAX_SAFE_INTEGER, freeze, thaw
 from model.jsonl import encode_jsonl
 from model.legacy import StoredLog
 from model.messages import tool_call_ids, tool_result_call_id
+from model.trace import TOOL_NOT_STARTED
 from model.violation import Code, Violation
 from spec.builders import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 from spec.contracts.compaction import balanced_around
@@ -921,6 +922,21 @@ def _result_without_pending_call(builder: SessionBuilder, rng: random.Random) ->
     return b.event("tool/result", data, False, surfaceOp="append")
 
 
+def _not_started_result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A "never started" result in the open step when no call is pending on the surface.
+
+    The trace exempts such results from needing a recorded start, so the tool-pairing balance is
+    the only rule that refuses it: a port that skips the balance accepts it (with an ordinary
+    result the trace would refuse first and hide the missing check).
+    """
+    b = _scratch(builder)
+    if b.state.pending_calls != 0 or _open_step(b) is None:
+        return None
+    data = b.tool_result_data(rng.choice(["call-orphan", *_answered_in_step(b)]), "The tool call never started.", is_error=True)
+    data["error"] = {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
+    return b.event("tool/result", data, False, surfaceOp="append")
+
+
 def _compaction_splits_pair(builder: SessionBuilder, rng: random.Random) -> object:
     """A compaction whose range separates a tool call from its result."""
     b = _scratch(builder)
@@ -1189,6 +1205,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     _m("result_answered_twice", C.TOOL_RESULT_UNPAIRED, "append", _result_answered_twice),
     # tool-pairing balance
     _m("result_without_pending_call", C.TOOL_PAIRING_NEGATIVE, "append", _result_without_pending_call),
+    _m("not_started_result_without_pending_call", C.TOOL_PAIRING_NEGATIVE, "append", _not_started_result_without_pending_call),
     _m("compaction_splits_tool_pair", C.REPLACE_SPLITS_TOOL_PAIR, "append", _compaction_splits_pair),
     _m("summary_asks_for_tools", C.REPLACE_SPLITS_TOOL_PAIR, "append", _summary_asks_for_tools),
     _m("cuts_off_surface", C.NOT_ON_SURFACE, "cuts", _cuts_off_surface),

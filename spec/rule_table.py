@@ -48,6 +48,7 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "load_saved": ("INV-JSONL-2", "INV-JSONL-8"),
     "crash_cut": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-8", "INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4", "INV-REPAIR-5"),
     "crash_no_final_newline": ("INV-JSONL-3", "INV-JSONL-8", "INV-REPAIR-5"),
+    "crash_load_reload": ("INV-JSONL-8", "INV-REPAIR-5"),
     "crash_duplicate_last_line": ("INV-JSONL-5", "INV-LOG-11"),
     "crash_damage_middle_line": ("INV-JSONL-4", "INV-LOG-11"),
     "crash_lose_line": ("INV-JSONL-5", "INV-LOG-11"),

@@ -79,6 +79,17 @@ def assistant_data(draw: DrawFn, builder: SessionBuilder) -> dict[str, Any]:
     return data
 
 
+def assistant_with_call(builder: SessionBuilder, tool: str) -> RawEvent:
+    """An assistant message in the open step that asks for exactly one call of ``tool``, not committed."""
+    trace = builder.state.trace
+    call = {"type": "tool-call", "id": f"call-{builder.next_seq}-0", "name": tool, "arguments": '{"path": "a.py"}'}
+    content = [text_block("Let me look at the file."), call]
+    source = {"kind": "model", **PROVIDER}
+    message = {"id": f"assistant-{builder.next_seq}", "role": "assistant", "content": content, "source": source}
+    data = {"turn": trace.open_turn, "step": trace.open_step, "message": message}
+    return builder.event("assistant/message", data, commit=False, surfaceOp="append")
+
+
 def build_action(draw: DrawFn, builder: SessionBuilder, action: str) -> RawEvent:
     """The uncommitted event for ``action`` (an action of :func:`spec.strategies.applicable_actions`)."""
     if action == "turn_start":

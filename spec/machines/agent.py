@@ -12,6 +12,7 @@ event means for its group by implementing :meth:`HarnessMachine.deliver` (and
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
@@ -19,7 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 from hypothesis.strategies import DrawFn
 
+from model.violation import Code
 from spec.builders import RawEvent
+from spec.machines.actions import TOOL_NAMES, assistant_with_call, open_calls
 from spec.machines.base import ConformanceMachine, MachineContext, step
 from spec.machines.harness import MODELS, MODES, Harness
 from spec.mutations import MUTATIONS, Context, Mutation
@@ -44,8 +47,20 @@ ACTION_RULES = {
     "ignorable": "log_note",
 }
 """Agent actions (:func:`spec.strategies.applicable_actions`) by the rule name coverage counts them under."""
-LOOP_CHANGES = (*(f"mode:{m}" for m in sorted(MODES)), *(f"model:{m}" for m in sorted(MODELS)), "restart")
-"""Changes of the loop instance: sandbox mode switches, model switches, a restart (resume)."""
+LOOP_CHANGES = (
+    *(f"mode:{m}" for m in sorted(MODES)),
+    *(f"model:{m}" for m in sorted(MODELS)),
+    "tools:mcp",
+    "tools:descriptions",
+    "restart",
+)
+"""Changes of the loop instance: sandbox mode switches, model switches, tools-only changes (an MCP
+server attached or detached, tool descriptions refreshed: no event, only the next header differs),
+a restart (resume)."""
+
+
+TOOL_RESULT_CODES = frozenset({Code.TOOL_RESULT_INVALID})
+"""Codes whose candidates need a started, unanswered tool call (see ``fault_running_tool``)."""
 
 
 def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = None) -> tuple[Mutation, ...]:
@@ -69,6 +84,8 @@ class HarnessMachine(ConformanceMachine):
     def __init__(self, context: MachineContext) -> None:
         super().__init__(context)
         self.h = Harness(unknown_types=self.unknown_types)
+        self.injected_at_start = context.injection_counts()
+        self.injected = Counter(self.injected_at_start)
         self.start()
 
     # -- what a machine makes of the session ---------------------------------------------------------
@@ -139,36 +156,91 @@ class HarnessMachine(ConformanceMachine):
             self.retitle("switch_model")
             self.deliver(self.h.event("model/selection", {"model": name, "provider": MODELS[name]["provider"]}))
             self.h.model = name
+        elif kind == "tools":
+            # Nothing is logged when the tools change; the next request's snapshot is the record.
+            if name == "mcp":
+                self.h.toggle_mcp()
+            else:
+                self.h.revise_tool_descriptions()
         elif self.h.state.trace.open_step is None:
             # A new loop instance takes over between requests; nothing is written until it sends one.
             self.h.restart_instance()
 
     # -- invalid candidates ---------------------------------------------------------------------------
 
-    def mutation_order(self, rng: random.Random) -> Iterator[Mutation]:
-        """The machine's mutations in a random order that gives every violation code the same chance."""
+    def mutation_order(self, rng: random.Random) -> Iterator[list[Mutation]]:
+        """The machine's mutations grouped by violation code: least-submitted code first, and within
+        a code the least-submitted mutation first.
+
+        Hypothesis' own draws are lumpy (a few values come up again and again), so a drawn order
+        exercised some codes dozens of times per run and others never.  Counting what the run has
+        submitted so far spreads the candidates evenly over the codes the session's state allows;
+        the drawn generator only breaks ties.
+        """
         by_code: dict[str, list[Mutation]] = {}
         for mutation in self.injections:
             by_code.setdefault(mutation.code.value, []).append(mutation)
-        codes = sorted(by_code)
-        rng.shuffle(codes)
-        for code in codes:
+        tried = self.injected
+
+        def submitted(code: str) -> int:
+            return sum(tried[m.name] for m in by_code[code])
+
+        ties = {code: rng.random() for code in sorted(by_code)}
+        for code in sorted(by_code, key=lambda c: (submitted(c), ties[c])):
             mutations = by_code[code]
             rng.shuffle(mutations)
-            yield from mutations
+            yield sorted(mutations, key=lambda m: tried[m.name])
+
+    def on_failure(self) -> None:
+        if self.ctx.injected_when_failed is None:
+            self.ctx.injected_when_failed = self.injected_at_start
 
     @precondition(lambda self: bool(self.injections))
     @rule(rng=st.randoms(use_true_random=True))
     @step
     def inject(self, rng: random.Random) -> None:
-        # Hypothesis draws small indices far more often than large ones, which would starve most of
-        # the catalogue; a seeded shuffle gives every code an even chance, and the first mutations
-        # the session's state allows are the ones submitted.
-        wanted = rng.randint(1, 3)
-        for mutation in self.mutation_order(rng):
-            candidate = mutation.build(self.h.builder, rng)
-            if candidate is not None:
-                self.submit(mutation, candidate)
-                wanted -= 1
-                if wanted == 0:
-                    return
+        self.inject_some(rng, rng.randint(1, 3))
+
+    def inject_some(self, rng: random.Random, wanted: int, first: frozenset[Code] = frozenset()) -> None:
+        """Submit one candidate each from the first ``wanted`` codes the session's state allows.
+
+        The order is :meth:`mutation_order`'s, with the codes in ``first`` moved ahead.  Every
+        choice depends only on the drawn generator and on counts frozen at the example's start, so
+        Hypothesis' replays of an example submit the same candidates.
+        """
+        order = sorted(self.mutation_order(rng), key=lambda ms: ms[0].code not in first)
+        for mutations in order:
+            built = ((m, m.build(self.h.builder, rng)) for m in mutations)
+            mutation, candidate = next(((m, c) for m, c in built if c is not None), (None, None))
+            if mutation is None:
+                continue
+            self.injected[mutation.name] += 1
+            if self.ctx.injected_when_failed is None:
+                self.ctx.injected[mutation.name] += 1
+            self.submit(mutation, candidate)
+            wanted -= 1
+            if wanted == 0:
+                return
+
+    # -- invalid candidates that need a running tool ---------------------------------------------------
+
+    @precondition(lambda self: self.faults_tool_results and self.h.state.trace.open_step is not None)
+    @rule(data=st.data(), rng=st.randoms(use_true_random=True))
+    @step
+    def fault_running_tool(self, data: st.DataObject, rng: random.Random) -> None:
+        # A tool result can only be malformed against a call that started and is unanswered; the
+        # agent pauses there in a few steps of a hundred, so this rule takes it there on purpose.
+        if not open_calls(self.h.builder)[1]:
+            if not open_calls(self.h.builder)[0]:
+                if self.h.needs_request():
+                    self.perform(data, "send_request")
+                self.retitle("assistant_replies")
+                self.deliver(assistant_with_call(self.h.builder, data.draw(TOOL_NAMES, label="tool")))
+            self.perform(data, "tool_call")
+        self.retitle("inject")
+        self.inject_some(rng, 1, first=TOOL_RESULT_CODES)
+
+    @property
+    def faults_tool_results(self) -> bool:
+        """Whether this machine injects malformed results of running tools."""
+        return any(m.code in TOOL_RESULT_CODES for m in self.injections)

@@ -10,6 +10,7 @@ by :mod:`spec.machines.actions`, so every event it builds is valid by constructi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis.strategies import DrawFn
@@ -39,17 +40,39 @@ MODELS: dict[str, dict[str, Any]] = {
 DEFAULTED = {"deepseek-reasoner": {"reasoningEffort": True}}
 """Models whose config values come from the adapter's defaults (``adapterDefaults`` marks them)."""
 
+MCP_TOOL = "mcp__docs__search"
+"""The tool an MCP server contributes while it is attached: attaching or detaching it changes the tools alone."""
 
-def assembled_header(mode: str, model: str) -> dict[str, Any]:
+
+@dataclass(frozen=True, slots=True)
+class Toolbox:
+    """What the tool list holds besides the mode's own tools.
+
+    Attaching an MCP server or refreshing the tools' descriptions changes the tool list and nothing
+    else, so header equality must look at ``tools`` to notice that the next request differs.
+    """
+
+    mcp_attached: bool = False
+    descriptions_revised: bool = False
+
+
+def tool_entry(name: str, toolbox: Toolbox) -> dict[str, Any]:
+    """One tool as a request lists it."""
+    description = f"the {name} tool" + (" (revised)" if toolbox.descriptions_revised else "")
+    return {"name": name, "description": description, "parameters": {"type": "object"}}
+
+
+def assembled_header(mode: str, model: str, toolbox: Toolbox = Toolbox()) -> dict[str, Any]:
     """The canonical request header a loop instance in ``mode`` using ``model`` sends."""
     system, tools = MODES[mode]
+    names = (*tools, MCP_TOOL) if toolbox.mcp_attached else tools
     header: dict[str, Any] = {"config": dict(MODELS[model])}
     if model in DEFAULTED:
         header["adapterDefaults"] = dict(DEFAULTED[model])
     if system:
         header["system"] = system
-    if tools:
-        header["tools"] = [{"name": t, "description": f"the {t} tool", "parameters": {"type": "object"}} for t in tools]
+    if names:
+        header["tools"] = [tool_entry(t, toolbox) for t in names]
     return header
 
 
@@ -63,6 +86,7 @@ class Harness:
         self.log: list[RawEvent] = self.builder.events
         self.mode = "workspace-write"
         self.model = "deepseek-chat"
+        self.toolbox = Toolbox()
         self.first_request = True
         self.replaced_since_request = False
         trace = self.builder.state.trace
@@ -129,7 +153,7 @@ class Harness:
 
     def assembled(self) -> dict[str, Any]:
         """The header the next request carries."""
-        return assembled_header(self.mode, self.model)
+        return assembled_header(self.mode, self.model, self.toolbox)
 
     def facts(self, begins_series: bool) -> dict[str, bool]:
         """The loop-instance facts of the next request."""
@@ -161,6 +185,14 @@ class Harness:
         self.requested_step = (trace.open_turn, trace.open_step)
         self.first_request = False
         self.replaced_since_request = False
+
+    def toggle_mcp(self) -> None:
+        """Attach the MCP server's tool, or detach it: the next request's tools change, nothing else."""
+        self.toolbox = replace(self.toolbox, mcp_attached=not self.toolbox.mcp_attached)
+
+    def revise_tool_descriptions(self) -> None:
+        """Refresh every tool's description (or undo it): the next request's tools change, nothing else."""
+        self.toolbox = replace(self.toolbox, descriptions_revised=not self.toolbox.descriptions_revised)
 
     def restart_instance(self) -> None:
         """A new loop instance takes over the session (a resume): its first request anchors the header again."""

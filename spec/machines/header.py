@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import rule
+from hypothesis.stateful import precondition, rule
 
 from model.violation import Code
 from spec.builders import RawEvent
@@ -118,3 +118,16 @@ class HeaderMachine(HarnessMachine):
             payload = {"header": snapshot, "reason": "change"}
             events.append({"type": "request/header", "seq": len(events), "time": 0, "data": payload})
         self.exchange("fold_header", events=events)
+
+    @precondition(lambda self: self.h.state.trace.open_step is None and self.h.state.header is not None)
+    @rule(data=st.data())
+    @step
+    def restart_then_request(self, data: st.DataObject) -> None:
+        # A new loop instance over a log that already holds a snapshot must anchor with `resume`;
+        # restarts and requests are each common, but one straight after the other is rare.
+        self.h.restart_instance()
+        for action in ("turn_start", "step_start"):
+            if self.h.can(action):
+                self.perform(data, action)
+        if self.h.needs_request():
+            self.perform(data, "send_request")

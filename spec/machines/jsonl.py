@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, rule
+from hypothesis.stateful import initialize, precondition, rule
 
 from model.json_value import thaw
 from model.load import save_session
@@ -93,6 +93,15 @@ class JsonlMachine(LiveSessionMachine):
         else:
             self.retitle("load_other_version" if what == "newer_version" else f"crash_{what}")
             self.load(self.crashed(data, what))
+
+    @precondition(lambda self: self.h.state.trace.open_turn is not None)
+    @rule(loads=st.just(2))
+    @step
+    def crash_load_reload(self, loads: int) -> None:
+        # The process dies mid-turn: the next load closes the turn with repair events and saves
+        # them; loading that saved log again must find nothing left to repair.
+        for _ in range(loads):
+            self.load(self.stored_text())
 
     def crashed(self, data: st.DataObject, crash: str) -> str:
         """The stored text of the session after ``crash``."""

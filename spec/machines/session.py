@@ -38,7 +38,7 @@ class LiveSessionMachine(HarnessMachine):
     def take_over(self, state: SessionState) -> None:
         """Continue from a session the port now holds, with a new loop instance."""
         harness = Harness.from_state(state)
-        harness.mode, harness.model = self.h.mode, self.h.model
+        harness.mode, harness.model, harness.toolbox = self.h.mode, self.h.model, self.h.toolbox
         self.h = harness
 
 
