@@ -23,6 +23,8 @@ from spec.mutations import MUTATIONS, Mutation
 PRESENTATIONS = ("canonical", "reordered", "empty-system", "empty-tools", "unmarked-defaults")
 """Spellings of the same assembled header: equality must see through all of them."""
 PROBES = ("fold", "fold_non_canonical", "bad_header")
+EMPTY_MEMBERS = {"empty-system": "system", "empty-tools": "tools", "unmarked-defaults": "adapterDefaults"}
+"""Non-canonical presentations by the member each one spells out empty."""
 BAD_HEADERS = ("unpinned", "unknown-member", "duplicate-tools", "system-not-text")
 
 
@@ -113,8 +115,11 @@ class HeaderMachine(HarnessMachine):
         self.retitle("fold_headers")
         events: list[Any] = list(self.h.log)
         if probe == "fold_non_canonical":
-            how = data.draw(st.sampled_from(PRESENTATIONS[2:]), label="presentation")
-            snapshot = presented(self.h.assembled(), how)
+            how = data.draw(st.sampled_from(sorted(EMPTY_MEMBERS)), label="presentation")
+            # Drop the member first, so the stored snapshot spells it out empty whatever the mode
+            # (most modes have a system prompt and tools, which would leave the snapshot canonical).
+            bare = {k: v for k, v in self.h.assembled().items() if k != EMPTY_MEMBERS[how]}
+            snapshot = presented(bare, how)
             payload = {"header": snapshot, "reason": "change"}
             events.append({"type": "request/header", "seq": len(events), "time": 0, "data": payload})
         self.exchange("fold_header", events=events)
