@@ -147,6 +147,10 @@ class HarnessMachine(ConformanceMachine):
     @rule(change=st.sampled_from(LOOP_CHANGES))
     @step
     def loop_changes(self, change: str) -> None:
+        self.change_loop(change)
+
+    def change_loop(self, change: str) -> None:
+        """Apply one of :data:`LOOP_CHANGES` to the loop instance (logging it where a harness does)."""
         kind, _, name = change.partition(":")
         if kind == "mode":
             self.retitle("switch_mode")

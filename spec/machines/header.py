@@ -9,15 +9,17 @@ assembled headers must be refused.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
+from model.json_value import thaw
 from model.violation import Code
 from spec.builders import RawEvent
-from spec.machines.agent import HarnessMachine, mutations_in
+from spec.machines.agent import LOOP_CHANGES, HarnessMachine, mutations_in
 from spec.machines.base import step
+from spec.machines.harness import MCP_TOOL, Toolbox, tool_entry
 from spec.mutations import MUTATIONS, Mutation
 
 PRESENTATIONS = ("canonical", "reordered", "empty-system", "empty-tools", "unmarked-defaults")
@@ -26,6 +28,8 @@ PROBES = ("fold", "fold_non_canonical", "bad_header")
 EMPTY_MEMBERS = {"empty-system": "system", "empty-tools": "tools", "unmarked-defaults": "adapterDefaults"}
 """Non-canonical presentations by the member each one spells out empty."""
 BAD_HEADERS = ("unpinned", "unknown-member", "duplicate-tools", "system-not-text")
+TOOLS_ONLY = ("tool-added", "tool-removed", "description-revised")
+"""Ways the next request's header can differ from the latest snapshot in its tool list alone."""
 
 
 def presented(header: dict[str, Any], how: str) -> dict[str, Any]:
@@ -55,6 +59,24 @@ def broken(header: dict[str, Any], how: str) -> dict[str, Any]:
         out["tools"] = [tool, dict(tool)]
     else:
         out["system"] = ["You are terse."]
+    return out
+
+
+def tools_changed(header: dict[str, Any], how: str) -> dict[str, Any]:
+    """``header`` with only its tool list changed as ``how`` (a tool is added when there is none)."""
+    out = dict(header)
+    tools = [dict(tool) for tool in header.get("tools", [])]
+    if how == "tool-removed" and tools:
+        tools.pop()
+    elif how == "description-revised" and tools:
+        tools[0]["description"] = f"{tools[0].get('description', '')} (revised)"
+    else:
+        names = {tool["name"] for tool in tools}
+        tools.append(tool_entry(next(n for n in (MCP_TOOL, f"{MCP_TOOL}_2") if n not in names), Toolbox()))
+    if tools:
+        out["tools"] = tools
+    else:
+        del out["tools"]
     return out
 
 
@@ -124,13 +146,26 @@ class HeaderMachine(HarnessMachine):
             events.append({"type": "request/header", "seq": len(events), "time": 0, "data": payload})
         self.exchange("fold_header", events=events)
 
-    @precondition(lambda self: self.h.state.trace.open_step is None and self.h.state.header is not None)
-    @rule(data=st.data())
+    @precondition(lambda self: self.h.state.header is not None)
+    @rule(data=st.data(), how=st.sampled_from(TOOLS_ONLY))
     @step
-    def restart_then_request(self, data: st.DataObject) -> None:
-        # A new loop instance over a log that already holds a snapshot must anchor with `resume`;
-        # restarts and requests are each common, but one straight after the other is rare.
-        self.h.restart_instance()
+    def request_with_other_tools(self, data: st.DataObject, how: str) -> None:
+        # Loop changes mostly alter the system prompt or config along with the tools, and a request
+        # follows a change only now and then; asking about a header that differs from the latest
+        # snapshot in its tools alone shows whether equality looks at the tool list (INV-HDR-7).
+        header = tools_changed(cast(dict[str, Any], thaw(self.h.state.header)), how)
+        facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
+        self.exchange("header_decision", events=list(self.h.log), header=header, instance=facts)
+
+    @precondition(lambda self: self.h.state.trace.open_step is None and self.h.state.header is not None)
+    @rule(data=st.data(), change=st.sampled_from(LOOP_CHANGES))
+    @step
+    def change_then_request(self, data: st.DataObject, change: str) -> None:
+        # The request right after a change is where the writer's rule shows: a restart over a log
+        # that holds a snapshot anchors with `resume`, and a tools-only change must write `change`.
+        # Changes and requests are each common, but one straight after the other is rare, and a
+        # second change in between hides which of them the snapshot records.
+        self.change_loop(change)
         for action in ("turn_start", "step_start"):
             if self.h.can(action):
                 self.perform(data, action)
