@@ -11,6 +11,8 @@ event means for its group by implementing :meth:`HarnessMachine.deliver` (and
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -84,8 +86,8 @@ class HarnessMachine(ConformanceMachine):
     def __init__(self, context: MachineContext) -> None:
         super().__init__(context)
         self.h = Harness(unknown_types=self.unknown_types)
-        self.injected_at_start = context.injection_counts()
-        self.injected = Counter(self.injected_at_start)
+        self.injected: Counter[str] = Counter()
+        """How often this example submitted each invalid candidate, by mutation name."""
         self.start()
 
     # -- what a machine makes of the session ---------------------------------------------------------
@@ -173,13 +175,12 @@ class HarnessMachine(ConformanceMachine):
     # -- invalid candidates ---------------------------------------------------------------------------
 
     def mutation_order(self, rng: random.Random) -> Iterator[list[Mutation]]:
-        """The machine's mutations grouped by violation code: least-submitted code first, and within
-        a code the least-submitted mutation first.
+        """The machine's mutations grouped by violation code, in a random order: the codes this
+        example submitted least come first, and within a code the least-submitted mutation.
 
-        Hypothesis' own draws are lumpy (a few values come up again and again), so a drawn order
-        exercised some codes dozens of times per run and others never.  Counting what the run has
-        submitted so far spreads the candidates evenly over the codes the session's state allows;
-        the drawn generator only breaks ties.
+        ``rng`` should come from :meth:`keyed`: Hypothesis draws the seeds of ``st.randoms`` lumpily
+        (a few values come up again and again), so orders shuffled by the drawn generator alone
+        exercised some codes dozens of times per run and others never.
         """
         by_code: dict[str, list[Mutation]] = {}
         for mutation in self.injections:
@@ -195,22 +196,30 @@ class HarnessMachine(ConformanceMachine):
             rng.shuffle(mutations)
             yield sorted(mutations, key=lambda m: tried[m.name])
 
-    def on_failure(self) -> None:
-        if self.ctx.injected_when_failed is None:
-            self.ctx.injected_when_failed = self.injected_at_start
+    def keyed(self, rng: random.Random) -> random.Random:
+        """A generator seeded by the drawn one together with the session built so far.
+
+        Two examples that drew the same seed rarely share their whole log, so the orders they get
+        are independent; and the order is still a function of the example's own choices, so every
+        replay of it (while Hypothesis shrinks it) submits the same candidates.  Counting across
+        examples would spread the codes more evenly still, but it makes the outcome of a replayed
+        choice sequence depend on earlier examples, which Hypothesis refuses as flaky.
+        """
+        digest = hashlib.blake2b(json.dumps(self.h.log, sort_keys=True, default=repr).encode(), digest_size=16)
+        digest.update(rng.getrandbits(64).to_bytes(8, "little"))
+        return random.Random(digest.digest())
 
     @precondition(lambda self: bool(self.injections))
     @rule(rng=st.randoms(use_true_random=True))
     @step
     def inject(self, rng: random.Random) -> None:
-        self.inject_some(rng, rng.randint(1, 3))
+        keyed = self.keyed(rng)
+        self.inject_some(keyed, keyed.randint(2, 6))
 
     def inject_some(self, rng: random.Random, wanted: int, first: frozenset[Code] = frozenset()) -> None:
         """Submit one candidate each from the first ``wanted`` codes the session's state allows.
 
-        The order is :meth:`mutation_order`'s, with the codes in ``first`` moved ahead.  Every
-        choice depends only on the drawn generator and on counts frozen at the example's start, so
-        Hypothesis' replays of an example submit the same candidates.
+        The order is :meth:`mutation_order`'s, with the codes in ``first`` moved ahead.
         """
         order = sorted(self.mutation_order(rng), key=lambda ms: ms[0].code not in first)
         for mutations in order:
@@ -219,8 +228,6 @@ class HarnessMachine(ConformanceMachine):
             if mutation is None:
                 continue
             self.injected[mutation.name] += 1
-            if self.ctx.injected_when_failed is None:
-                self.ctx.injected[mutation.name] += 1
             self.submit(mutation, candidate)
             wanted -= 1
             if wanted == 0:
@@ -242,7 +249,7 @@ class HarnessMachine(ConformanceMachine):
                 self.deliver(assistant_with_call(self.h.builder, data.draw(TOOL_NAMES, label="tool")))
             self.perform(data, "tool_call")
         self.retitle("inject")
-        self.inject_some(rng, 1, first=TOOL_RESULT_CODES)
+        self.inject_some(self.keyed(rng), 1, first=TOOL_RESULT_CODES)
 
     @property
     def faults_tool_results(self) -> bool:

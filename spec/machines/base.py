@@ -10,7 +10,6 @@ counterexample file.
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -39,15 +38,6 @@ class MachineContext:
     on_example: Callable[[], None] | None = None
     needs_restart: bool = False
     """Set after a port fault: the next example restarts the driver before using it."""
-    injected: Counter[str] = field(default_factory=Counter)
-    """How often each invalid candidate (by mutation name) was submitted in this group's run so far."""
-    injected_when_failed: Counter[str] | None = None
-    """The counts the first failing example started from, frozen so that every replay of it (while
-    Hypothesis shrinks it, and the final run that reports it) chooses its candidates as it did."""
-
-    def injection_counts(self) -> Counter[str]:
-        """The counts a new example starts choosing its invalid candidates from."""
-        return Counter(self.injected if self.injected_when_failed is None else self.injected_when_failed)
 
     def supports(self, group: str) -> bool:
         """Whether the port declared ``group`` in ``hello``."""
@@ -191,15 +181,11 @@ class ConformanceMachine(RuleBasedStateMachine):
 
     def _disagreement(self, mismatch: Mismatch) -> Disagreement:
         self.failed = True
-        self.on_failure()
         tags = step_invariants(self.group, self._rule, self._step_ops, self._step_codes) | self._step_tags
         codes = sorted(set(self._step_codes))
         op = self.transcript[-1].op if self.transcript else "hello"
         kind = disagreement_type(f"{self.group}/{op}/{mismatch.kind}")
         return kind(self.group, mismatch, list(self.transcript), rule=self._rule, invariants=sorted(tags), codes=codes)
-
-    def on_failure(self) -> None:
-        """Called once the port disagreed, before the failure is raised."""
 
     # -- steps and coverage -------------------------------------------------------------------------
 
