@@ -26,7 +26,9 @@ def test_the_plugin_registers_its_options() -> None:
 
 
 def test_the_plugin_runs_one_test_per_group_against_the_model(tmp_path: Path) -> None:
-    done = _pytest(tmp_path, "--sessionlog-port", "model", "--sessionlog-profile", "dev", "--sessionlog-max-examples", "3")
+    # Ten examples: with three, a group whose every drawn rule only builds the session (no exchange)
+    # is rightly reported void, which happened about one run in twelve.
+    done = _pytest(tmp_path, "--sessionlog-port", "model", "--sessionlog-profile", "dev", "--sessionlog-max-examples", "10")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "7 passed" in done.stdout
 
