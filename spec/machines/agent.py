@@ -128,6 +128,14 @@ class HarnessMachine(ConformanceMachine):
         else:
             self.deliver(self.h.build(cast(DrawFn, data.draw), action))
 
+    def request_now(self, data: st.DataObject) -> None:
+        """Open a turn and a step where none is open, then send the step's request unless it was sent."""
+        for action in ("turn_start", "step_start"):
+            if self.h.can(action):
+                self.perform(data, action)
+        if self.h.needs_request():
+            self.perform(data, "send_request")
+
     @rule(data=st.data())
     @step
     def agent_acts(self, data: st.DataObject) -> None:
@@ -241,10 +249,10 @@ class HarnessMachine(ConformanceMachine):
     def fault_running_tool(self, data: st.DataObject, rng: random.Random) -> None:
         # A tool result can only be malformed against a call that started and is unanswered; the
         # agent pauses there in a few steps of a hundred, so this rule takes it there on purpose.
-        if not open_calls(self.h.builder)[1]:
-            if not open_calls(self.h.builder)[0]:
-                if self.h.needs_request():
-                    self.perform(data, "send_request")
+        unstarted, started = open_calls(self.h.builder)
+        if not started:
+            if not unstarted:
+                self.request_now(data)
                 self.retitle("assistant_replies")
                 self.deliver(assistant_with_call(self.h.builder, data.draw(TOOL_NAMES, label="tool")))
             self.perform(data, "tool_call")

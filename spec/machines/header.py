@@ -166,8 +166,4 @@ class HeaderMachine(HarnessMachine):
         # Changes and requests are each common, but one straight after the other is rare, and a
         # second change in between hides which of them the snapshot records.
         self.change_loop(change)
-        for action in ("turn_start", "step_start"):
-            if self.h.can(action):
-                self.perform(data, action)
-        if self.h.needs_request():
-            self.perform(data, "send_request")
+        self.request_now(data)
