@@ -63,6 +63,8 @@ a restart (resume)."""
 
 TOOL_RESULT_CODES = frozenset({Code.TOOL_RESULT_INVALID})
 """Codes whose candidates need a started, unanswered tool call (see ``fault_running_tool``)."""
+ASSISTANT_CODES = frozenset({Code.ASSISTANT_MESSAGE_INVALID})
+"""Codes whose candidates are the model's reply in an open step (see ``fault_assistant_reply``)."""
 
 
 def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = None) -> tuple[Mutation, ...]:
@@ -241,9 +243,9 @@ class HarnessMachine(ConformanceMachine):
             if wanted == 0:
                 return
 
-    # -- invalid candidates that need a running tool ---------------------------------------------------
+    # -- invalid candidates that need a particular place in the session ----------------------------------
 
-    @precondition(lambda self: self.faults_tool_results and self.h.state.trace.open_step is not None)
+    @precondition(lambda self: self.injects(TOOL_RESULT_CODES) and self.h.state.trace.open_step is not None)
     @rule(data=st.data(), rng=st.randoms(use_true_random=True))
     @step
     def fault_running_tool(self, data: st.DataObject, rng: random.Random) -> None:
@@ -259,7 +261,17 @@ class HarnessMachine(ConformanceMachine):
         self.retitle("inject")
         self.inject_some(self.keyed(rng), 1, first=TOOL_RESULT_CODES)
 
-    @property
-    def faults_tool_results(self) -> bool:
-        """Whether this machine injects malformed results of running tools."""
-        return any(m.code in TOOL_RESULT_CODES for m in self.injections)
+    @precondition(lambda self: self.injects(ASSISTANT_CODES))
+    @rule(data=st.data(), rng=st.randoms(use_true_random=True))
+    @step
+    def fault_assistant_reply(self, data: st.DataObject, rng: random.Random) -> None:
+        # Each malformed reply is its own mutation of one code, and an inject step submits one
+        # candidate per code among dozens, so a given malformed reply came up in only some runs;
+        # here a step (opened and requested first where none is) sees one, the least submitted first.
+        self.request_now(data)
+        self.retitle("inject")
+        self.inject_some(self.keyed(rng), 1, first=ASSISTANT_CODES)
+
+    def injects(self, codes: frozenset[Code]) -> bool:
+        """Whether this machine slips in candidates refused with any of ``codes``."""
+        return any(m.code in codes for m in self.injections)

@@ -157,6 +157,19 @@ class HeaderMachine(HarnessMachine):
         facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
         self.exchange("header_decision", events=list(self.h.log), header=header, instance=facts)
 
+    @precondition(lambda self: self.h.state.header is not None)
+    @rule(data=st.data(), how=st.sampled_from(("unchanged", *TOOLS_ONLY)))
+    @step
+    def request_from_new_instance(self, data: st.DataObject, how: str) -> None:
+        # A restart is one loop change among many and its first request seldom comes straight after
+        # it, so the anchoring rule was asked about now and then only; this asks, without
+        # committing, what a loop instance taking over here would write first: `resume` over a log
+        # with a snapshot, whether or not its header differs and whether or not a series begins.
+        latest = cast(dict[str, Any], thaw(self.h.state.header))
+        header = latest if how == "unchanged" else tools_changed(latest, how)
+        facts = {**self.h.facts(data.draw(st.booleans(), label="begins series")), "first_request": True}
+        self.exchange("header_decision", events=list(self.h.log), header=header, instance=facts)
+
     @precondition(lambda self: self.h.state.trace.open_step is None and self.h.state.header is not None)
     @rule(data=st.data(), change=st.sampled_from(LOOP_CHANGES))
     @step
