@@ -95,20 +95,26 @@ def driver_command(config: RunConfig, name: str) -> str:
     return f"{shlex.quote(config.python)} -m killrate.driver {shlex.quote(name)}"
 
 
+def run_dirs(config: RunConfig, name: str, run_id: str = "") -> tuple[Path, Path]:
+    """The example database and the counterexample directory of one suite run against ``name``."""
+    return config.work / "db" / (name + run_id), config.work / "cases" / (name + run_id)
+
+
 def check_command(config: RunConfig, name: str, groups: Sequence[str], report: Path, run_id: str = "") -> list[str]:
     """The ``python -m spec check`` argv for one driver (``run_id`` keeps repeated runs apart)."""
+    database, cases = run_dirs(config, name, run_id)
     argv = [
         config.python, "-m", "spec", "check",
         "--driver", driver_command(config, name),
         "--profile", config.profile,
         "--quiet",
         "--report", str(report),
-        "--cases-dir", str(config.work / "cases" / (name + run_id)),
+        "--cases-dir", str(cases),
     ]  # fmt: skip
     if config.seed is not None:
         argv += ["--seed", str(config.seed)]
     else:
-        argv += ["--database", str(config.work / "db" / (name + run_id))]
+        argv += ["--database", str(database)]
     if config.timeout is not None:
         argv += ["--timeout", str(config.timeout)]
     if config.strict_codes:
@@ -166,6 +172,10 @@ def check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | 
     report = config.work / "reports" / f"{name}{run_id}.json"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
+    for stale in run_dirs(config, name, run_id):
+        # The work directory outlives a run: an example database left there by an earlier run
+        # would replay its failing examples first, and the kill would be inherited, not found.
+        shutil.rmtree(stale, ignore_errors=True)
     started = time.monotonic()
     proc = subprocess.run(
         check_command(config, name, groups, report, run_id),

@@ -9,7 +9,7 @@ import pytest
 
 from killrate.catalogue import BY_NAME, CANARY, CATALOGUE, Mutant
 from killrate.inprocess import probe_both, run_probe
-from killrate.run import ERROR, KILLED, PASSED, SURVIVED, KillRun, Outcome, RunConfig, check
+from killrate.run import ERROR, KILLED, PASSED, SURVIVED, KillRun, Outcome, RunConfig, check, check_command, run_dirs
 from spec.port import GROUPS
 from spec.registry import BY_ID
 
@@ -87,3 +87,19 @@ def test_suite_passes_seqlog_and_kills_a_representative_mutant(tmp_path: Path) -
     assert outcome.status == KILLED, outcome.detail
     assert outcome.failed_groups == ["surface"]
     assert outcome.counterexample is not None and Path(outcome.counterexample).exists()
+
+
+def test_every_suite_run_starts_from_an_empty_example_database(tmp_path: Path) -> None:
+    """A database left by an earlier run would replay its failing examples: kills must be found anew."""
+    # `true` stands in for the interpreter: the suite never runs, only the preparation is checked.
+    config = RunConfig(work=tmp_path, snapshot=False, python="true")
+    database, cases = run_dirs(config, "append_placed_at_head", "-run1")
+    argv = check_command(config, "append_placed_at_head", ["surface"], tmp_path / "report.json", "-run1")
+    assert argv[argv.index("--database") + 1] == str(database)
+    assert argv[argv.index("--cases-dir") + 1] == str(cases)
+    for left in (database, cases):
+        left.mkdir(parents=True)
+        (left / "left-by-an-earlier-run").write_text("x", encoding="utf-8")
+    outcome = check(config, "append_placed_at_head", ["surface"], BY_NAME["append_placed_at_head"], "-run1")
+    assert outcome.status == ERROR
+    assert not database.exists() and not cases.exists()
