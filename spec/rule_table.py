@@ -41,7 +41,7 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "fold_headers": ("INV-HDR-6", "INV-HDR-7", "INV-HDR-8"),
     "request_with_bad_header": ("INV-HDR-1", "INV-HDR-2"),
     "request_with_other_tools": ("INV-HDR-7", "INV-HDR-10"),
-    "request_from_new_instance": ("INV-HDR-9",),
+    "request_with_same_header": (),  # tagged from the facts asked about, as a request is
     # repair
     "repair_crash_prefix": ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4"),
     "repair_repaired": ("INV-REPAIR-5",),

@@ -15,7 +15,8 @@ import hashlib
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, cast
 
 from hypothesis import strategies as st
@@ -63,8 +64,29 @@ a restart (resume)."""
 
 TOOL_RESULT_CODES = frozenset({Code.TOOL_RESULT_INVALID})
 """Codes whose candidates need a started, unanswered tool call (see ``fault_running_tool``)."""
-ASSISTANT_CODES = frozenset({Code.ASSISTANT_MESSAGE_INVALID})
-"""Codes whose candidates are the model's reply in an open step (see ``fault_assistant_reply``)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """A point of a session where some invalid candidates can be built at all, and which ones."""
+
+    name: str
+    reached: Callable[[Harness], bool]
+    codes: frozenset[Code]
+
+
+PLACES = (
+    Place("the model's reply is due", Harness.requested, frozenset({Code.ASSISTANT_MESSAGE_INVALID})),
+    Place(
+        "a turn is open between steps",
+        lambda h: h.state.trace.open_turn is not None and h.state.trace.open_step is None,
+        frozenset({
+            Code.TURN_END_REASON_INVALID, Code.TURN_END_MISMATCH, Code.STEP_OUTSIDE_TURN, Code.STEP_NUMBER,
+            Code.STEP_END_MISMATCH, Code.EVENT_OUTSIDE_STEP,
+        }),
+    ),
+)
+"""Where ``fault_in_place`` submits every candidate of the place's codes (see there why)."""
 
 
 def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = None) -> tuple[Mutation, ...]:
@@ -261,16 +283,24 @@ class HarnessMachine(ConformanceMachine):
         self.retitle("inject")
         self.inject_some(self.keyed(rng), 1, first=TOOL_RESULT_CODES)
 
-    @precondition(lambda self: self.injects(ASSISTANT_CODES))
-    @rule(data=st.data(), rng=st.randoms(use_true_random=True))
+    @precondition(lambda self: any(self.injects(p.codes) and p.reached(self.h) for p in PLACES))
+    @rule(rng=st.randoms(use_true_random=True))
     @step
-    def fault_assistant_reply(self, data: st.DataObject, rng: random.Random) -> None:
-        # Each malformed reply is its own mutation of one code, and an inject step submits one
-        # candidate per code among dozens, so a given malformed reply came up in only some runs;
-        # here a step (opened and requested first where none is) sees one, the least submitted first.
-        self.request_now(data)
+    def fault_in_place(self, rng: random.Random) -> None:
+        # Where the session is at a place some candidates need (the model's reply due, a turn open
+        # between steps), every candidate of those codes is submitted.  An inject step takes one
+        # candidate per code among dozens, and only in the state it happens to find, so a candidate
+        # whose place is brief or which shares its code with others came up in some runs only.
+        # Nothing is done to get here, so the sessions the other rules build keep their shape.
         self.retitle("inject")
-        self.inject_some(self.keyed(rng), 1, first=ASSISTANT_CODES)
+        keyed = self.keyed(rng)
+        codes = frozenset().union(*(p.codes for p in PLACES if p.reached(self.h)))
+        for mutation in self.injections:
+            if mutation.code in codes:
+                candidate = mutation.build(self.h.builder, keyed)
+                if candidate is not None:
+                    self.injected[mutation.name] += 1
+                    self.submit(mutation, candidate)
 
     def injects(self, codes: frozenset[Code]) -> bool:
         """Whether this machine slips in candidates refused with any of ``codes``."""

@@ -88,7 +88,9 @@ class JsonlMachine(LiveSessionMachine):
             self.exchange("save")
             self.check_state()
         elif what == "load_saved":
+            # A round trip: the port's saved text is compared with the model's, then loaded back.
             self.retitle("load_saved")
+            self.exchange("save")
             self.load(self.stored_text())
         else:
             self.retitle("load_other_version" if what == "newer_version" else f"crash_{what}")
