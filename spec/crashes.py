@@ -13,6 +13,8 @@ from model.jsonl import encode_line
 
 CORRUPTIONS = ("truncated", "garbage-byte", "crlf", "byte-order-mark", "not-an-object", "blank")
 """Ways a complete line in the middle of a log can be damaged."""
+STRAY_LINES = ("blank", "torn-write", "garbage")
+"""Complete lines that are no event, as a second writer or an editor leaves them between events."""
 
 
 def lines_of(text: str) -> list[str]:
@@ -57,6 +59,27 @@ def damage_line(text: str, index: int, how: str) -> str:
         line = ""
     lines[index] = line
     return "".join(f"{entry}\n" for entry in lines)
+
+
+def insert_stray_line(text: str, index: int, what: str) -> str:
+    """A complete line that is no event inserted as line ``index`` (0 is the header line, so 1 is
+    before the first event; at the end of the log when ``index`` is past it), every event line intact.
+
+    ``torn-write`` is the first half of the event line it precedes (a write that died and was
+    retried on a fresh line), or of the last line at the end of the log.
+    """
+    lines = lines_of(text)
+    if not lines:
+        return text
+    index = min(max(index, 1), len(lines))
+    if what == "blank":
+        stray = ""
+    elif what == "torn-write":
+        line = lines[min(index, len(lines) - 1)]
+        stray = line[: max(1, len(line) // 2)]
+    else:
+        stray = "\x00\x00\x00"
+    return "".join(f"{entry}\n" for entry in [*lines[:index], stray, *lines[index:]])
 
 
 def drop_line(text: str, index: int) -> str:

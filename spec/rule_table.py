@@ -54,6 +54,7 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "crash_duplicate_last_line": ("INV-JSONL-5", "INV-LOG-11"),
     "crash_damage_middle_line": ("INV-JSONL-4", "INV-LOG-11"),
     "crash_lose_line": ("INV-JSONL-5", "INV-LOG-11"),
+    "crash_stray_line": ("INV-JSONL-4", "INV-LOG-11"),
     "begin_session": ("INV-JSONL-1",),
     "load_other_version": ("INV-JSONL-7",),
     # legacy

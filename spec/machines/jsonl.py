@@ -24,7 +24,8 @@ from spec.mutations import Mutation
 from spec.port import Ok
 
 STORAGE_EVENTS = (
-    "save", "load_saved", "cut", "no_final_newline", "duplicate_last_line", "damage_middle_line", "lose_line", "newer_version",
+    "save", "load_saved", "cut", "no_final_newline", "duplicate_last_line", "damage_middle_line", "lose_line", "stray_line",
+    "newer_version",
 )
 """A save, a clean reload, or a reload after what a crash or a bad disk does to the file (:mod:`spec.crashes`)."""
 
@@ -118,6 +119,11 @@ class JsonlMachine(LiveSessionMachine):
         if crash == "damage_middle_line" and events > 0:
             line = data.draw(st.integers(1, events), label="damaged line")
             return crashes.damage_line(text, line, data.draw(st.sampled_from(crashes.CORRUPTIONS), label="damage"))
+        if crash == "stray_line":
+            # Damage to a line that is there also drops its seq, so a reader that skipped bad
+            # lines still refused the log for the gap; an inserted line shows such a reader up.
+            at = data.draw(st.integers(1, events + 1), label="stray line at")
+            return crashes.insert_stray_line(text, at, data.draw(st.sampled_from(crashes.STRAY_LINES), label="stray"))
         if crash == "lose_line" and events > 1:
             return crashes.drop_line(text, data.draw(st.integers(0, events - 1), label="lost line"))
         header = thaw(self.model.header)

@@ -14,6 +14,7 @@ from model.jsonl import DecodedLog
 from model.load import LoadedSession, save_session
 from model.violation import Code, Violation
 from spec.contracts.jsonl import decode_jsonl, encode_jsonl, load_session
+from spec.crashes import STRAY_LINES, insert_stray_line
 
 HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0}
 
@@ -200,6 +201,20 @@ def test_inv_jsonl_4_nan_inside_a_string_is_fine() -> None:
     """Only the bare constants are refused."""
     stored = text(ev("session/title", 0, {"title": "NaN and Infinity"}))
     assert [e.type for e in loaded(stored).state.events] == ["session/title"]
+
+
+@pytest.mark.parametrize("what", STRAY_LINES)
+@pytest.mark.parametrize("before", [1, 2, 3])
+def test_inv_jsonl_4_a_stray_line_between_events_refuses_the_log(what: str, before: int) -> None:
+    """Every event is intact and in order, so only the rule itself refuses: skipping the line would load."""
+    stored = text(*TURN)
+    damaged = insert_stray_line(stored, before, what)
+    lines = damaged.split("\n")
+    assert "\n".join(lines[:before] + lines[before + 1 :]) == stored
+    assert isinstance(load_session(stored), LoadedSession)
+    result = decode_jsonl(damaged)
+    assert isinstance(result, Violation) and result.code is Code.JSONL_MALFORMED_LINE
+    assert result.message.startswith(f"line {before + 1} ")
 
 
 # -- INV-JSONL-5: contiguity on load ---------------------------------------------------------------------------
