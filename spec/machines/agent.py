@@ -76,7 +76,16 @@ class Place:
 
 
 PLACES = (
-    Place("the model's reply is due", Harness.requested, frozenset({Code.ASSISTANT_MESSAGE_INVALID})),
+    Place(
+        "a step is open",
+        lambda h: h.state.trace.open_step is not None,
+        frozenset({Code.ASSISTANT_MESSAGE_INVALID, Code.STEP_END_MISMATCH, Code.STEP_STILL_OPEN, Code.EVENT_OUTSIDE_STEP}),
+    ),
+    Place(
+        "a tool call is pending in the open step",
+        lambda h: h.state.trace.open_step is not None and h.state.pending_calls > 0,
+        frozenset({Code.TOOL_RESULT_UNPAIRED}),
+    ),
     Place(
         "a turn is open between steps",
         lambda h: h.state.trace.open_turn is not None and h.state.trace.open_step is None,
@@ -287,8 +296,8 @@ class HarnessMachine(ConformanceMachine):
     @rule(rng=st.randoms(use_true_random=True))
     @step
     def fault_in_place(self, rng: random.Random) -> None:
-        # Where the session is at a place some candidates need (the model's reply due, a turn open
-        # between steps), every candidate of those codes is submitted.  An inject step takes one
+        # Where the session is at a place some candidates need (a step open, a call pending, a turn
+        # open between steps), every candidate of those codes is submitted.  An inject step takes one
         # candidate per code among dozens, and only in the state it happens to find, so a candidate
         # whose place is brief or which shares its code with others came up in some runs only.
         # Nothing is done to get here, so the sessions the other rules build keep their shape.
