@@ -204,17 +204,17 @@ def test_inv_jsonl_4_nan_inside_a_string_is_fine() -> None:
 
 
 @pytest.mark.parametrize("what", STRAY_LINES)
-@pytest.mark.parametrize("before", [1, 2, 3])
-def test_inv_jsonl_4_a_stray_line_between_events_refuses_the_log(what: str, before: int) -> None:
+@pytest.mark.parametrize("at", [1, 2, 3])
+def test_inv_jsonl_4_a_stray_line_between_events_refuses_the_log(what: str, at: int) -> None:
     """Every event is intact and in order, so only the rule itself refuses: skipping the line would load."""
     stored = text(*TURN)
-    damaged = insert_stray_line(stored, before, what)
+    damaged = insert_stray_line(stored, at, what)
     lines = damaged.split("\n")
-    assert "\n".join(lines[:before] + lines[before + 1 :]) == stored
+    assert "\n".join(lines[:at] + lines[at + 1 :]) == stored
     assert isinstance(load_session(stored), LoadedSession)
     result = decode_jsonl(damaged)
     assert isinstance(result, Violation) and result.code is Code.JSONL_MALFORMED_LINE
-    assert result.message.startswith(f"line {before + 1} ")
+    assert result.message.startswith(f"line {at + 1} ")
 
 
 # -- INV-JSONL-5: contiguity on load ---------------------------------------------------------------------------
