@@ -264,15 +264,20 @@ class HarnessMachine(ConformanceMachine):
         """
         order = sorted(self.mutation_order(rng), key=lambda ms: ms[0].code not in first)
         for mutations in order:
-            built = ((m, m.build(self.h.builder, rng)) for m in mutations)
-            mutation, candidate = next(((m, c) for m, c in built if c is not None), (None, None))
-            if mutation is None:
+            if not any(self.slip_in(m, rng) for m in mutations):
                 continue
-            self.injected[mutation.name] += 1
-            self.submit(mutation, candidate)
             wanted -= 1
             if wanted == 0:
                 return
+
+    def slip_in(self, mutation: Mutation, rng: random.Random) -> bool:
+        """Build ``mutation``'s candidate for the session so far and submit it, if it can be built here."""
+        candidate = mutation.build(self.h.builder, rng)
+        if candidate is None:
+            return False
+        self.injected[mutation.name] += 1
+        self.submit(mutation, candidate)
+        return True
 
     # -- invalid candidates that need a particular place in the session ----------------------------------
 
@@ -306,10 +311,7 @@ class HarnessMachine(ConformanceMachine):
         codes = frozenset().union(*(p.codes for p in PLACES if p.reached(self.h)))
         for mutation in self.injections:
             if mutation.code in codes:
-                candidate = mutation.build(self.h.builder, keyed)
-                if candidate is not None:
-                    self.injected[mutation.name] += 1
-                    self.submit(mutation, candidate)
+                self.slip_in(mutation, keyed)
 
     def injects(self, codes: frozenset[Code]) -> bool:
         """Whether this machine slips in candidates refused with any of ``codes``."""
