@@ -7,17 +7,26 @@ PORT_PYTHON := $(wildcard ports/python/pyproject.toml)
 PYTEST_WORKERS ?= 2
 CROSSHAIR_BUDGET ?= 4
 
-.PHONY: install node-deps check test lint typecheck pytest crosshair invariants nightly clean
+.PHONY: install source-links node-deps check test lint typecheck pytest crosshair invariants nightly clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml $(PORT_PYTHON) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' $(if $(PORT_PYTHON),-e ports/python)
+	$(BIN)/python -m pip install --quiet -e ports/python -e '.[dev]'
+	$(BIN)/python -c 'import site, sys; open(site.getsitepackages()[0] + "/sessionlog-tools.pth", "w").write(sys.argv[1] + "\n")' "$(CURDIR)/tools"
 	touch $@
 
 install: $(STAMP)
+
+## The sources under their import names, for mypy (which cannot follow the editable install's
+## import hook): .venv/src/sessionlog_spec links every entry of spec/ and model/ as sessionlog_spec.model.
+SOURCE_LINKS := $(VENV)/src/sessionlog_spec
+source-links: install
+	rm -rf $(VENV)/src && mkdir -p $(SOURCE_LINKS)
+	for entry in spec/*; do ln -s "$(CURDIR)/$$entry" $(SOURCE_LINKS)/; done
+	ln -s "$(CURDIR)/model" $(SOURCE_LINKS)/model
 
 ## The upstream TypeScript port's pinned packages (npm ci from the lock file).
 NODE_STAMP := ports/dsh-session/node_modules/.package-lock.json
@@ -28,29 +37,29 @@ node-deps: $(NODE_STAMP)
 
 ## The main job: the conformance suite (ci profile) against the bundled Python port.
 check: install
-	$(BIN)/python -m spec check --profile ci
+	$(BIN)/python -m sessionlog_spec check --profile ci
 
 ## The whole test suite: lint, types, the traceability catalogue, pytest (the upstream port included), CrossHair.
 test: install node-deps lint typecheck pytest crosshair
 
 lint: install
-	$(BIN)/ruff check model spec ports tests harness killrate
+	$(BIN)/ruff check model spec ports tests tools
 
-typecheck: install
+typecheck: source-links
 	$(BIN)/mypy
 
 pytest: install
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
 
 crosshair: install
-	$(BIN)/python -m spec.crosshair_check --per-condition-timeout $(CROSSHAIR_BUDGET)
+	$(BIN)/python -m sessionlog_spec.crosshair_check --per-condition-timeout $(CROSSHAIR_BUDGET)
 
 ## Regenerate invariants.md after adding invariants, contracts or tests.
 invariants: install
-	$(BIN)/python -m spec catalogue
+	$(BIN)/python -m sessionlog_spec catalogue
 
 nightly: install
-	$(BIN)/python -m spec check --profile nightly
+	$(BIN)/python -m sessionlog_spec check --profile nightly
 
 clean:
 	rm -rf $(VENV) .hypothesis .mypy_cache .ruff_cache reports
@@ -62,4 +71,4 @@ UPSTREAM_DSH := ports/dsh-session
 
 .PHONY: check-upstream
 check-upstream: install node-deps
-	$(BIN)/python -m spec check --driver "node $(UPSTREAM_DSH)/driver.mjs" --profile ci --expect-fail $(UPSTREAM_DSH)/expected-failures.json
+	$(BIN)/python -m sessionlog_spec check --driver "node $(UPSTREAM_DSH)/driver.mjs" --profile ci --expect-fail $(UPSTREAM_DSH)/expected-failures.json

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from model.event import Event, Replace
-from model.messages import tool_call_ids
-from model.surface import Surface, SurfacePlan
-from model.violation import Code, Violation
+from sessionlog_spec.model.event import Event, Replace
+from sessionlog_spec.model.messages import tool_call_ids
+from sessionlog_spec.model.surface import Surface, SurfacePlan
+from sessionlog_spec.model.violation import Code, Violation
 
 
 def pairing_delta(event: Event) -> int:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from model.json_value import JsonValue, freeze, is_safe_natural, lossless_problem, thaw
-from model.violation import Code, Violation
+from sessionlog_spec.model.json_value import JsonValue, freeze, is_safe_natural, lossless_problem, thaw
+from sessionlog_spec.model.violation import Code, Violation
 
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs"})
 REQUIRED_ENVELOPE_KEYS = ("type", "seq", "time", "data")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 
-from model.event import Event
-from model.json_value import (
+from sessionlog_spec.model.event import Event
+from sessionlog_spec.model.json_value import (
     JsonObject,
     JsonValue,
     as_array,
@@ -23,7 +23,7 @@ from model.json_value import (
     is_safe_natural,
     json_equal,
 )
-from model.violation import Code, Violation
+from sessionlog_spec.model.violation import Code, Violation
 
 HEADER_EVENT_KEYS = frozenset({"header", "reason", "startsSeries"})
 HEADER_KEYS = frozenset({"config", "adapterDefaults", "system", "tools"})

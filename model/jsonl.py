@@ -12,9 +12,17 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from model.event import Event, encode_event
-from model.json_value import JsonObject, as_int, freeze, is_nonempty_string, is_safe_natural, lossless_problem, thaw
-from model.violation import Code, Violation
+from sessionlog_spec.model.event import Event, encode_event
+from sessionlog_spec.model.json_value import (
+    JsonObject,
+    as_int,
+    freeze,
+    is_nonempty_string,
+    is_safe_natural,
+    lossless_problem,
+    thaw,
+)
+from sessionlog_spec.model.violation import Code, Violation
 
 FORMAT_VERSION = 1
 LEGACY_VERSION = 0

@@ -28,12 +28,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from model.event import KNOWN_EVENT_TYPES
-from model.header import LEGACY_REASON_FALLBACK, canonical_header
-from model.json_value import JsonObject, as_array, as_int, as_object, freeze, is_nonempty_string
-from model.jsonl import FORMAT_VERSION, LEGACY_VERSION, header_line_problem, version_of
-from model.session import fold_session
-from model.violation import Code, Violation
+from sessionlog_spec.model.event import KNOWN_EVENT_TYPES
+from sessionlog_spec.model.header import LEGACY_REASON_FALLBACK, canonical_header
+from sessionlog_spec.model.json_value import JsonObject, as_array, as_int, as_object, freeze, is_nonempty_string
+from sessionlog_spec.model.jsonl import FORMAT_VERSION, LEGACY_VERSION, header_line_problem, version_of
+from sessionlog_spec.model.session import fold_session
+from sessionlog_spec.model.violation import Code, Violation
 
 COMPACT_RENAMES = {
     "compact/start": "compaction/start",

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from model.event import Event
-from model.json_value import JsonObject, as_object, freeze
-from model.jsonl import FORMAT_VERSION, LEGACY_VERSION, decode_jsonl, encode_jsonl, version_of
-from model.legacy import StoredLog, upgrade_v0
-from model.repair import interrupted_turn_closers
-from model.session import SessionState, append_event, fold_session
-from model.violation import Code, Violation
+from sessionlog_spec.model.event import Event
+from sessionlog_spec.model.json_value import JsonObject, as_object, freeze
+from sessionlog_spec.model.jsonl import FORMAT_VERSION, LEGACY_VERSION, decode_jsonl, encode_jsonl, version_of
+from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
+from sessionlog_spec.model.repair import interrupted_turn_closers
+from sessionlog_spec.model.session import SessionState, append_event, fold_session
+from sessionlog_spec.model.violation import Code, Violation
 
 
 @dataclass(frozen=True, slots=True)

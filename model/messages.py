@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from model.event import Event
-from model.json_value import JsonObject, JsonValue, as_array, as_object, is_nonempty_string, is_safe_positive
-from model.violation import Code, Violation
+from sessionlog_spec.model.event import Event
+from sessionlog_spec.model.json_value import JsonObject, JsonValue, as_array, as_object, is_nonempty_string, is_safe_positive
+from sessionlog_spec.model.violation import Code, Violation
 
 ASSISTANT_DATA_KEYS = frozenset({"turn", "step", "message", "usage", "interrupted"})
 TOOL_RESULT_DATA_KEYS = frozenset({"turn", "step", "message", "error", "meta"})

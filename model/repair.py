@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from model.event import APPEND, Event
-from model.json_value import JsonValue, as_int, as_object, freeze
-from model.messages import tool_call_ids, tool_result_call_id
+from sessionlog_spec.model.event import APPEND, Event
+from sessionlog_spec.model.json_value import JsonValue, as_int, as_object, freeze
+from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
 
 OUTCOME_UNKNOWN_TEXT = (
     "The tool call was interrupted after it was recorded, but no result was durably recorded. "

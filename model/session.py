@@ -3,7 +3,7 @@
 :func:`append_event` is the whole v1 contract for one candidate event, checked in a fixed order so
 that every port reports the same first violation:
 
-1. the envelope and lossless JSON (:func:`model.event.decode_event`);
+1. the envelope and lossless JSON (:func:`sessionlog_spec.model.event.decode_event`);
 2. contiguity: ``seq`` equals the log length;
 3. the vocabulary: legacy forms are refused by name, unknown types need ``ignorable: true``;
 4. the payload shape of messages, request headers, brackets and the end-of-seed marker;
@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from model.compaction import balance_problem, pairing_delta
-from model.event import Event, decode_event, is_known_type
-from model.header import canonical_header, header_event_problem, header_of
-from model.json_value import JsonObject, as_object
-from model.messages import message_problem
-from model.surface import LogPrefix, Surface, SurfacePlan, apply_plan, plan_surface_event
-from model.trace import TraceState, trace_data_problem, trace_transition
-from model.violation import Code, Violation
+from sessionlog_spec.model.compaction import balance_problem, pairing_delta
+from sessionlog_spec.model.event import Event, decode_event, is_known_type
+from sessionlog_spec.model.header import canonical_header, header_event_problem, header_of
+from sessionlog_spec.model.json_value import JsonObject, as_object
+from sessionlog_spec.model.messages import message_problem
+from sessionlog_spec.model.surface import LogPrefix, Surface, SurfacePlan, apply_plan, plan_surface_event
+from sessionlog_spec.model.trace import TraceState, trace_data_problem, trace_transition
+from sessionlog_spec.model.violation import Code, Violation
 
 END_SEED = "session/end-seed"
 EMPTY_SURFACE = Surface()

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from model.event import SURFACE_TYPES, Append, Event, Replace
-from model.json_value import JsonValue, as_array, as_object, json_equal
-from model.violation import Code, Violation
+from sessionlog_spec.model.event import SURFACE_TYPES, Append, Event, Replace
+from sessionlog_spec.model.json_value import JsonValue, as_array, as_object, json_equal
+from sessionlog_spec.model.violation import Code, Violation
 
 
 @dataclass(frozen=True, slots=True)

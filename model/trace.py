@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from model.event import Event, Replace
-from model.json_value import JsonObject, as_int, as_object, is_safe_positive
-from model.messages import tool_result_call_id, tool_result_error_code
-from model.violation import Code, Violation
+from sessionlog_spec.model.event import Event, Replace
+from sessionlog_spec.model.json_value import JsonObject, as_int, as_object, is_safe_positive
+from sessionlog_spec.model.messages import tool_result_call_id, tool_result_error_code
+from sessionlog_spec.model.violation import Code, Violation
 
 TRACE_DATA_KEYS: dict[str, frozenset[str]] = {
     "turn/start": frozenset({"turn"}),

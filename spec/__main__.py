@@ -1,5 +1,5 @@
-"""``python -m spec``: the command line."""
+"""``python -m sessionlog_spec``: the command line."""
 
-from spec.cli import main
+from sessionlog_spec.cli import main
 
 raise SystemExit(main())

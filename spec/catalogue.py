@@ -1,7 +1,7 @@
 """Traceability: which contracts carry each invariant, which tests check it, and ``invariants.md``.
 
-The catalogue in :mod:`spec.registry` is the single source of the statements; this module finds
-the carriers by reading the contracts icontract attached to the wrappers in :mod:`spec.contracts`,
+The catalogue in :mod:`sessionlog_spec.registry` is the single source of the statements; this module finds
+the carriers by reading the contracts icontract attached to the wrappers in :mod:`sessionlog_spec.contracts`,
 finds the tests by scanning test function names under ``tests/``, and renders ``invariants.md``.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from icontract._checkers import find_checker
 
-from model.violation import Code
-from spec.registry import GROUP_NAMES, INVARIANTS, Invariant
+from sessionlog_spec.model.violation import Code
+from sessionlog_spec.registry import GROUP_NAMES, INVARIANTS, Invariant
 
 CONTRACT_MODULES = ("log", "surface", "trace", "header", "repair", "compaction", "jsonl", "legacy")
 ID_PATTERN = re.compile(r"INV-[A-Z]+-\d+")
@@ -29,7 +29,7 @@ def contract_carriers() -> dict[str, list[str]]:
     """Invariant ID → the contracted functions (``module.function``) whose contracts name it."""
     carriers: dict[str, list[str]] = defaultdict(list)
     for name in CONTRACT_MODULES:
-        module = importlib.import_module(f"spec.contracts.{name}")
+        module = importlib.import_module(f"sessionlog_spec.contracts.{name}")
         for fname, func in inspect.getmembers(module, inspect.isfunction):
             if func.__module__ != module.__name__:
                 continue
@@ -41,7 +41,7 @@ def contract_carriers() -> dict[str, list[str]]:
                 contracts.extend(group)
             for contract in contracts:
                 for found in ID_PATTERN.findall(contract.description or ""):
-                    label = f"spec.contracts.{name}.{fname}"
+                    label = f"sessionlog_spec.contracts.{name}.{fname}"
                     if label not in carriers[found]:
                         carriers[found].append(label)
     return dict(carriers)
@@ -85,7 +85,7 @@ def render(carriers: dict[str, list[str]], tests: dict[str, list[str]]) -> str:
         "",
         "Every rule the model enforces, with a stable ID.  Each entry gives the rule, why it exists, the",
         "violation codes that enforce it, the contracts that state it (in `spec/contracts/`) and the tests",
-        "that check it.  This file is generated from `spec/registry.py` by `python -m spec catalogue`;",
+        "that check it.  This file is generated from `spec/registry.py` by `python -m sessionlog_spec catalogue`;",
         "`tests/spec/test_traceability.py` fails when it is stale or when an ID lacks a contract or a test.",
         "",
         f"{len(INVARIANTS)} invariants in {len(GROUP_NAMES)} groups; {len(Code)} violation codes.",

@@ -1,4 +1,4 @@
-"""The ``python -m spec`` command line (also installed as ``sessionlog-check``).
+"""The ``python -m sessionlog_spec`` command line (also installed as ``sessionlog-check``).
 
 * ``check``: run the conformance machines against a port and print the result matrix;
 * ``replay FILE``: re-run a counterexample file against a port;
@@ -14,10 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from spec import catalogue, commands
-from spec.port import GROUPS
-from spec.profiles import PROFILES
-from spec.vectors import cli as vectors_cli
+from sessionlog_spec import catalogue
+from sessionlog_spec.protocol.messages import GROUPS
+from sessionlog_spec.suite import commands
+from sessionlog_spec.suite.profiles import PROFILES
+from sessionlog_spec.vectors import cli as vectors_cli
 
 COMMANDS = ("check", "replay", "check-log", "catalogue", vectors_cli.COMMAND)
 CHECK_SCRIPT = "sessionlog-check"
@@ -99,7 +100,7 @@ def _catalogue(output: Path, check_only: bool) -> int:
     if check_only:
         current = output.read_text(encoding="utf-8") if output.exists() else ""
         if current != text:
-            print(f"{output} is stale: run python -m spec catalogue", file=sys.stderr)
+            print(f"{output} is stale: run python -m sessionlog_spec catalogue", file=sys.stderr)
             return 1
         return 0
     output.write_text(text, encoding="utf-8")

@@ -1,12 +1,12 @@
 """Run CrossHair over the small, pure contracted functions of the spec.
 
-``python -m spec.crosshair_check [--per-condition-timeout S] [--per-path-timeout S] [--jobs N]``
+``python -m sessionlog_spec.crosshair_check [--per-condition-timeout S] [--per-path-timeout S] [--jobs N]``
 
 CrossHair executes each target symbolically and searches for an input that meets the
 preconditions but breaks a postcondition (or makes the function raise).  The targets are the
 surface transition pieces, header canonicalisation and equality, the writer decision rule and the
-trace transition.  The surface pieces are analysed as they are in :mod:`spec.contracts.surface`;
-the others through :mod:`spec.contracts.crosshair_targets`, whose plain-argument wrappers
+trace transition.  The surface pieces are analysed as they are in :mod:`sessionlog_spec.contracts.surface`;
+the others through :mod:`sessionlog_spec.contracts.crosshair_targets`, whose plain-argument wrappers
 CrossHair can build inputs for (it cannot build the recursive ``JsonObject`` alias or an event's
 arbitrary JSON ``data``).
 
@@ -36,6 +36,8 @@ from importlib import import_module
 
 from icontract._checkers import find_checker
 
+CONTRACTS = "sessionlog_spec.contracts"
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -46,21 +48,21 @@ class Target:
 
 
 TARGETS: tuple[Target, ...] = (
-    Target("spec.contracts.surface.replacement_range", "INV-SURF-4: a replace range is on the surface, in order"),
+    Target(CONTRACTS + ".surface.replacement_range", "INV-SURF-4: a replace range is on the surface, in order"),
     Target(
-        "spec.contracts.surface.provenance_problem", "INV-SURF-5, INV-SURF-6: sources are distinct, earlier, cite the shadowed"
+        CONTRACTS + ".surface.provenance_problem", "INV-SURF-5, INV-SURF-6: sources are distinct, earlier, cite the shadowed"
     ),
-    Target("spec.contracts.surface.decode_surface_op", "INV-SURF-3: surfaceOp has one spelling per operation"),
-    Target("spec.contracts.crosshair_targets.canonical_header_of", "INV-HDR-6: canonical form is idempotent, drops only empties"),
-    Target("spec.contracts.crosshair_targets.header_equals_of", "INV-HDR-7: equality is meaning, reflexive, symmetric"),
-    Target("spec.contracts.crosshair_targets.header_equals_chain", "INV-HDR-7: equality is transitive"),
-    Target("spec.contracts.crosshair_targets.decide_request_header_of", "INV-HDR-9..12: the writer decision rule"),
-    Target("spec.contracts.crosshair_targets.turn_start_of", "INV-TRACE-1, INV-TRACE-10: turn/start"),
-    Target("spec.contracts.crosshair_targets.turn_end_of", "INV-TRACE-2, INV-TRACE-10: turn/end"),
-    Target("spec.contracts.crosshair_targets.step_start_of", "INV-TRACE-4, INV-TRACE-10: step/start"),
-    Target("spec.contracts.crosshair_targets.step_end_of", "INV-TRACE-5, INV-TRACE-10: step/end"),
-    Target("spec.contracts.crosshair_targets.step_scoped_of", "INV-TRACE-6, INV-TRACE-8, INV-TRACE-10: step-scoped events"),
-    Target("spec.contracts.crosshair_targets.turn_scoped_of", "INV-TRACE-7, INV-TRACE-10: turn-scoped events"),
+    Target(CONTRACTS + ".surface.decode_surface_op", "INV-SURF-3: surfaceOp has one spelling per operation"),
+    Target(CONTRACTS + ".crosshair_targets.canonical_header_of", "INV-HDR-6: canonical form is idempotent, drops only empties"),
+    Target(CONTRACTS + ".crosshair_targets.header_equals_of", "INV-HDR-7: equality is meaning, reflexive, symmetric"),
+    Target(CONTRACTS + ".crosshair_targets.header_equals_chain", "INV-HDR-7: equality is transitive"),
+    Target(CONTRACTS + ".crosshair_targets.decide_request_header_of", "INV-HDR-9..12: the writer decision rule"),
+    Target(CONTRACTS + ".crosshair_targets.turn_start_of", "INV-TRACE-1, INV-TRACE-10: turn/start"),
+    Target(CONTRACTS + ".crosshair_targets.turn_end_of", "INV-TRACE-2, INV-TRACE-10: turn/end"),
+    Target(CONTRACTS + ".crosshair_targets.step_start_of", "INV-TRACE-4, INV-TRACE-10: step/start"),
+    Target(CONTRACTS + ".crosshair_targets.step_end_of", "INV-TRACE-5, INV-TRACE-10: step/end"),
+    Target(CONTRACTS + ".crosshair_targets.step_scoped_of", "INV-TRACE-6, INV-TRACE-8, INV-TRACE-10: step-scoped events"),
+    Target(CONTRACTS + ".crosshair_targets.turn_scoped_of", "INV-TRACE-7, INV-TRACE-10: turn-scoped events"),
 )
 
 LINE = re.compile(r"^(?P<file>.*?):(?P<line>\d+): (?P<level>info|error): (?P<message>.*)$")
@@ -158,7 +160,7 @@ def run_target(target: Target, per_condition: float, per_path: float | None) -> 
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m spec.crosshair_check", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m sessionlog_spec.crosshair_check", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--per-condition-timeout", type=float, default=4.0, metavar="S", help="CPU seconds per postcondition (default 4)"
     )

@@ -1,7 +1,7 @@
 """The catalogue of invariants: every rule of the v1 session log, with a stable ID.
 
 Each entry states the rule in a sentence or two, says why it exists and which violation codes
-enforce it.  The contracts in :mod:`spec.contracts` carry the IDs in their descriptions, the tests
+enforce it.  The contracts in :mod:`sessionlog_spec.contracts` carry the IDs in their descriptions, the tests
 carry them in their names, and ``invariants.md`` is generated from this catalogue, so a reader can
 go from a sentence to its contract and its test with one search.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model.violation import Code
+from sessionlog_spec.model.violation import Code
 
 GROUP_NAMES = {
     "LOG": "Event envelope, vocabulary and message shapes",

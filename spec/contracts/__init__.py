@@ -1,4 +1,4 @@
-"""Every invariant of :mod:`spec.registry` as an icontract contract over the model.
+"""Every invariant of :mod:`sessionlog_spec.registry` as an icontract contract over the model.
 
 Each module here wraps the model functions of one group in thin, contracted functions: the
 preconditions say what the function may assume, the postconditions state the invariants, and each

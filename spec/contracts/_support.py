@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from model.violation import Violation
+from sessionlog_spec.model.violation import Violation
 
 
 def accepted(result: object) -> bool:

@@ -6,14 +6,14 @@ from collections.abc import Sequence
 
 import icontract
 
-from model import compaction as _compaction
-from model.compaction import CutCache
-from model.event import Event, Replace
-from model.messages import tool_call_ids
-from model.surface import Surface
-from model.violation import Code, Violation
-from spec.contracts import ENABLED
-from spec.contracts._support import accepted, rejected_with
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.contracts._support import accepted, rejected_with
+from sessionlog_spec.model import compaction as _compaction
+from sessionlog_spec.model.compaction import CutCache
+from sessionlog_spec.model.event import Event, Replace
+from sessionlog_spec.model.messages import tool_call_ids
+from sessionlog_spec.model.surface import Surface
+from sessionlog_spec.model.violation import Code, Violation
 
 
 def _counts(nodes: Sequence[int], log: Sequence[Event]) -> list[int]:

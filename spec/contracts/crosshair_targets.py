@@ -15,16 +15,16 @@ from types import MappingProxyType
 
 import icontract
 
-from model import header as _header
-from model import trace as _trace
-from model.event import APPEND, Append, Event, Replace
-from model.header import InstanceFacts
-from model.json_value import JsonObject, JsonValue, json_equal
-from model.trace import TraceState
-from model.violation import Violation
-from spec.contracts import ENABLED
-from spec.contracts import trace as _trace_rules
-from spec.contracts._support import accepted
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.contracts import trace as _trace_rules
+from sessionlog_spec.contracts._support import accepted
+from sessionlog_spec.model import header as _header
+from sessionlog_spec.model import trace as _trace
+from sessionlog_spec.model.event import APPEND, Append, Event, Replace
+from sessionlog_spec.model.header import InstanceFacts
+from sessionlog_spec.model.json_value import JsonObject, JsonValue, json_equal
+from sessionlog_spec.model.trace import TraceState
+from sessionlog_spec.model.violation import Violation
 
 # -- request headers --------------------------------------------------------------------------
 

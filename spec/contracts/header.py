@@ -6,13 +6,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import icontract
 
-from model import header as _header
-from model.event import Event
-from model.header import HeaderDecision, InstanceFacts, Reason
-from model.json_value import JsonObject, JsonValue, as_object, json_equal
-from model.session import SessionState
-from model.violation import Violation
-from spec.contracts import ENABLED
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.model import header as _header
+from sessionlog_spec.model.event import Event
+from sessionlog_spec.model.header import HeaderDecision, InstanceFacts, Reason
+from sessionlog_spec.model.json_value import JsonObject, JsonValue, as_object, json_equal
+from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.model.violation import Violation
 
 
 def _obj(value: object) -> Mapping[str, object]:

@@ -7,15 +7,15 @@ from collections.abc import Callable, Mapping, Sequence
 
 import icontract
 
-from model import jsonl as _jsonl
-from model import load as _load
-from model.event import KNOWN_EVENT_TYPES, Event, encode_event
-from model.json_value import JsonObject, json_equal
-from model.jsonl import DecodedLog
-from model.load import LoadedSession
-from model.violation import Violation
-from spec.contracts import ENABLED
-from spec.contracts._support import accepted
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.contracts._support import accepted
+from sessionlog_spec.model import jsonl as _jsonl
+from sessionlog_spec.model import load as _load
+from sessionlog_spec.model.event import KNOWN_EVENT_TYPES, Event, encode_event
+from sessionlog_spec.model.json_value import JsonObject, json_equal
+from sessionlog_spec.model.jsonl import DecodedLog
+from sessionlog_spec.model.load import LoadedSession
+from sessionlog_spec.model.violation import Violation
 
 
 def header_line_is_session(result: DecodedLog) -> bool:

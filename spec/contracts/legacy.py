@@ -6,13 +6,13 @@ from collections.abc import Mapping
 
 import icontract
 
-from model import legacy as _legacy
-from model.json_value import json_equal
-from model.legacy import COMPACT_RENAMES, V0_INVENTORY, StoredLog
-from model.session import fold_session
-from model.violation import Violation
-from spec.contracts import ENABLED
-from spec.contracts._support import accepted
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.contracts._support import accepted
+from sessionlog_spec.model import legacy as _legacy
+from sessionlog_spec.model.json_value import json_equal
+from sessionlog_spec.model.legacy import COMPACT_RENAMES, V0_INVENTORY, StoredLog
+from sessionlog_spec.model.session import fold_session
+from sessionlog_spec.model.violation import Violation
 
 
 def _types(log: StoredLog) -> list[object]:

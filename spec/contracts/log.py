@@ -7,16 +7,16 @@ from collections.abc import Mapping, Sequence
 
 import icontract
 
-from model import event as _event
-from model import session as _session
-from model.event import ENVELOPE_KEYS, KNOWN_EVENT_TYPES, Event, encode_event
-from model.json_value import MAX_SAFE_INTEGER, json_equal
-from model.session import SessionState
-from model.violation import Violation
-from spec.contracts import ENABLED
-from spec.contracts._support import accepted
-from spec.contracts.compaction import pending_is_tail_balance, replace_was_legal
-from spec.contracts.header import tracked_header_is_latest
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.contracts._support import accepted
+from sessionlog_spec.contracts.compaction import pending_is_tail_balance, replace_was_legal
+from sessionlog_spec.contracts.header import tracked_header_is_latest
+from sessionlog_spec.model import event as _event
+from sessionlog_spec.model import session as _session
+from sessionlog_spec.model.event import ENVELOPE_KEYS, KNOWN_EVENT_TYPES, Event, encode_event
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, json_equal
+from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.model.violation import Violation
 
 
 def _natural(value: object) -> bool:

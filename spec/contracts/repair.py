@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 
 import icontract
 
-from model import repair as _repair
-from model.event import Event
-from model.session import fold_session
-from model.violation import Violation
-from spec.contracts import ENABLED
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.model import repair as _repair
+from sessionlog_spec.model.event import Event
+from sessionlog_spec.model.session import fold_session
+from sessionlog_spec.model.violation import Violation
 
 
 def _open_turn(events: Sequence[Event]) -> bool:

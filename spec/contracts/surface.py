@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 
 import icontract
 
-from model import event as _event
-from model import surface as _surface
-from model.event import SURFACE_TYPES, Append, Event, Replace, SurfaceOp
-from model.json_value import json_equal
-from model.surface import FoldedSurface, Surface
-from model.violation import Violation
-from spec.contracts import ENABLED
-from spec.contracts._support import accepted
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.contracts._support import accepted
+from sessionlog_spec.model import event as _event
+from sessionlog_spec.model import surface as _surface
+from sessionlog_spec.model.event import SURFACE_TYPES, Append, Event, Replace, SurfaceOp
+from sessionlog_spec.model.json_value import json_equal
+from sessionlog_spec.model.surface import FoldedSurface, Surface
+from sessionlog_spec.model.violation import Violation
 
 
 def metadata_only_on_surface_types(event: Event) -> bool:

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 
 import icontract
 
-from model import trace as _trace
-from model.event import Event, Replace
-from model.trace import TraceState
-from model.violation import Violation
-from spec.contracts import ENABLED
-from spec.contracts._support import accepted
+from sessionlog_spec.contracts import ENABLED
+from sessionlog_spec.contracts._support import accepted
+from sessionlog_spec.model import trace as _trace
+from sessionlog_spec.model.event import Event, Replace
+from sessionlog_spec.model.trace import TraceState
+from sessionlog_spec.model.violation import Violation
 
 STEP_SCOPED = ("assistant/chunk", "assistant/message", "tool/call", "tool/result")
 TURN_SCOPED = ("todo/write", "request/header", "request/context")

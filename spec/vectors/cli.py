@@ -1,4 +1,4 @@
-"""``python -m spec vectors generate|verify|run|add``: the vectors subcommand group."""
+"""``python -m sessionlog_spec vectors generate|verify|run|add``: the vectors subcommand group."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any
 
 from rich.console import Console
 
-from spec.implementation import PortUnavailable, port_for
-from spec.port import PortFault
-from spec.vectors import generate as gen
-from spec.vectors import regressions
-from spec.vectors.format import FILE_ORDER, VECTORS_DIR, load_all
-from spec.vectors.report import render
-from spec.vectors.run import FAILED, Options, run_files
+from sessionlog_spec.protocol.messages import PortFault
+from sessionlog_spec.suite.ports.select import PortUnavailable, port_for
+from sessionlog_spec.vectors import generate as gen
+from sessionlog_spec.vectors import regressions
+from sessionlog_spec.vectors.format import FILE_ORDER, VECTORS_DIR, load_all
+from sessionlog_spec.vectors.report import render
+from sessionlog_spec.vectors.run import FAILED, Options, run_files
 
 COMMAND = "vectors"
 
@@ -69,7 +69,7 @@ def _verify(root: Path) -> int:
     if not lines:
         print(f"{root} matches the model")
         return 0
-    print(f"{root} differs from what the model produces now (run python -m spec vectors generate):", file=sys.stderr)
+    print(f"{root} differs from what the model produces now (run python -m sessionlog_spec vectors generate):", file=sys.stderr)
     for line in lines:
         print(f"  {line}", file=sys.stderr)
     return 1

@@ -8,7 +8,7 @@ test suite asks for its entry to be removed.
 
 from __future__ import annotations
 
-from spec.vectors.format import Case
+from sessionlog_spec.vectors.format import Case
 
 KNOWN_DIVERGENCES: dict[str, str] = {}
 """Draft id → why the model's answer is wrong.  Every listed draft is meant to be accepted."""

@@ -1,7 +1,7 @@
 """The on-disk form of the vectors: where the files live, what a case holds, and how it is written.
 
 Every file is a JSON object ``{format, group, title, cases}``; a case is
-``{id, invariants, description, requires, input, expected}`` (see ``vectors/schema.json``).  Files
+``{id, invariants, description, requires, input, expected}`` (see ``spec/vectors/data/schema.json``).  Files
 are written deterministically: keys sorted, one case per line, ASCII only, so that ``verify`` can
 compare text and a diff shows whole cases.
 """
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec.catalogue import ROOT
-from spec.registry import GROUP_NAMES
+from sessionlog_spec.registry import GROUP_NAMES
 
 FORMAT = "sessionlog-vectors/1"
-VECTORS_DIR = ROOT / "vectors"
+VECTORS_DIR = Path(__file__).resolve().parent / "data"
+"""The committed vectors: installed with the package, so a port can be checked outside this repository."""
 SCHEMA_FILE = "schema.json"
 REGRESSIONS = "regressions"
 LARGE = "large"

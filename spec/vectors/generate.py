@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec.vectors.divergences import still_diverges
-from spec.vectors.drafts import compaction, header, jsonl, large, legacy, log, refusals, repair, surface, trace
-from spec.vectors.format import (
+from sessionlog_spec.vectors.divergences import still_diverges
+from sessionlog_spec.vectors.drafts import compaction, header, jsonl, large, legacy, log, refusals, repair, surface, trace
+from sessionlog_spec.vectors.format import (
     GENERATED,
     REGRESSIONS,
     VECTORS_DIR,
@@ -21,7 +21,7 @@ from spec.vectors.format import (
     load_document,
     path_of,
 )
-from spec.vectors.oracle import case_of
+from sessionlog_spec.vectors.oracle import case_of
 
 DRAFTERS: tuple[Callable[[], list[Draft]], ...] = (
     log.drafts,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from model.json_value import json_equal
-from spec.port import Ok, Refused, Reply
+from sessionlog_spec.model.json_value import json_equal
+from sessionlog_spec.protocol.messages import Ok, Refused, Reply
 
 NOT_A_REFUSAL = frozenset({"UNSUPPORTED", "BAD_REQUEST"})
 """Protocol codes that never count as refusing a candidate."""

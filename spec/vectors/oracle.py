@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec.model_driver import ModelDriver
-from spec.port import GROUPS, OPS_BY_GROUP, PROTOCOL_CODES, InProcessPort, Ok
-from spec.schema import validate_request
-from spec.vectors.format import Case, Draft, Step, dumps_value
-from spec.vectors.realistic import expand_step
+from sessionlog_spec.protocol.messages import GROUPS, OPS_BY_GROUP, PROTOCOL_CODES, InProcessPort, Ok
+from sessionlog_spec.protocol.model_driver import ModelDriver
+from sessionlog_spec.protocol.schema import validate_request
+from sessionlog_spec.vectors.format import Case, Draft, Step, dumps_value
+from sessionlog_spec.vectors.realistic import expand_step
 
 STATEFUL = frozenset({"seed", "append", "load"})
 """Ops that replace or extend the session: after refusing one, the session must be as it was."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from spec.vectors.format import Step
+from sessionlog_spec.vectors.format import Step
 
 MODULUS = 2_147_483_647
 MULTIPLIER = 48_271

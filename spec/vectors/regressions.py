@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spec.registry import BY_ID, INVARIANTS
-from spec.vectors.format import (
+from sessionlog_spec.registry import BY_ID, INVARIANTS
+from sessionlog_spec.vectors.format import (
     REGRESSIONS,
     VECTORS_DIR,
     Case,
@@ -19,7 +19,7 @@ from spec.vectors.format import (
     load_document,
     path_of,
 )
-from spec.vectors.oracle import case_of
+from sessionlog_spec.vectors.oracle import case_of
 
 CASE_FORMAT = "sessionlog-case/1"
 DESCRIPTION_LIMIT = 200

@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from spec.port import Hello
-from spec.vectors.format import TITLES
-from spec.vectors.run import FAILED, PASSED, UNSUPPORTED, CaseResult, counts
+from sessionlog_spec.protocol.messages import Hello
+from sessionlog_spec.vectors.format import TITLES
+from sessionlog_spec.vectors.run import FAILED, PASSED, UNSUPPORTED, CaseResult, counts
 
 FAILURES_SHOWN = 25
 

@@ -8,10 +8,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from spec.port import Ok, Port, PortFault
-from spec.vectors.format import LARGE, Case
-from spec.vectors.judge import refusal_problem, result_problem
-from spec.vectors.realistic import expand_step
+from sessionlog_spec.protocol.messages import Ok, Port, PortFault
+from sessionlog_spec.vectors.format import LARGE, Case
+from sessionlog_spec.vectors.judge import refusal_problem, result_problem
+from sessionlog_spec.vectors.realistic import expand_step
 
 PASSED, FAILED, UNSUPPORTED = "passed", "failed", "unsupported"
 

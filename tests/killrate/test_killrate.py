@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from killrate.catalogue import BY_NAME, CANARY, CATALOGUE, Mutant
 from killrate.inprocess import probe_both, run_probe
+from killrate.mutants import BY_NAME, CANARY, CATALOGUE, Mutant
 from killrate.run import ERROR, KILLED, PASSED, SURVIVED, KillRun, Outcome, RunConfig, check, check_command, run_dirs
-from spec.port import GROUPS
-from spec.registry import BY_ID
+from sessionlog_spec.protocol.messages import GROUPS
+from sessionlog_spec.registry import BY_ID
 
 
 def _seqlog_bindings() -> dict[tuple[str, str], int]:

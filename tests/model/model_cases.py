@@ -1,7 +1,7 @@
 """Small raw events and builder states shared by the model tests.
 
 Raw events are plain ``dict``s in the stored JSON form.  Sessions are built through the contracted
-:func:`spec.contracts.log.append_event`, so every accepted step also checks the postconditions.
+:func:`sessionlog_spec.contracts.log.append_event`, so every accepted step also checks the postconditions.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from model.session import EMPTY_SESSION, SessionState
-from model.violation import Code, Violation
-from spec.builders import SessionBuilder, basic_header, realistic_session, text_block
-from spec.contracts.log import append_event, seed_session
+from sessionlog_spec.contracts.log import append_event, seed_session
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
+from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session, text_block
 
 T0 = 1_700_000_000_000
 PINNED = {"provider": "deepseek", "model": "deepseek-chat"}

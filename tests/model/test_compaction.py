@@ -24,12 +24,12 @@ from model_cases import (
     user,
 )
 
-from model.compaction import CutCache
-from model.event import Event
-from model.session import SessionState
-from model.surface import Surface
-from model.violation import Code
-from spec.contracts.compaction import balanced_around, cut_balances, legal_ranges, running_counts, update_cut_cache
+from sessionlog_spec.contracts.compaction import balanced_around, cut_balances, legal_ranges, running_counts, update_cut_cache
+from sessionlog_spec.model.compaction import CutCache
+from sessionlog_spec.model.event import Event
+from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.model.surface import Surface
+from sessionlog_spec.model.violation import Code
 
 NODES = (1, 3, 5, 7, 10)
 COUNTS = (0, 0, 2, 1, 0, 0)

@@ -7,19 +7,19 @@ from typing import Any
 import pytest
 from model_cases import PINNED, code_of, ev, header_data, refusal, session
 
-from model.event import Event
-from model.header import HeaderDecision, InstanceFacts, Reason, header_event_data
-from model.json_value import JsonObject, freeze, json_equal, thaw
-from model.session import SessionState
-from model.violation import Code
-from spec.contracts.header import (
+from sessionlog_spec.contracts.header import (
     canonical_header,
     decide_request_header,
     fold_request_header,
     header_equals,
     header_event_problem,
 )
-from spec.contracts.log import decode_event
+from sessionlog_spec.contracts.log import decode_event
+from sessionlog_spec.model.event import Event
+from sessionlog_spec.model.header import HeaderDecision, InstanceFacts, Reason, header_event_data
+from sessionlog_spec.model.json_value import JsonObject, freeze, json_equal, thaw
+from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.model.violation import Code
 
 TOOL_A = {"name": "read_file", "parameters": {"type": "object"}}
 TOOL_B = {"name": "write_file", "parameters": {"type": "object"}}

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from model_cases import code_of, ev, realistic, session, user
 
-from model.event import encode_event
-from model.json_value import freeze, thaw
-from model.jsonl import DecodedLog
-from model.load import LoadedSession, save_session
-from model.violation import Code, Violation
-from spec.contracts.jsonl import decode_jsonl, encode_jsonl, load_session
-from spec.crashes import STRAY_LINES, insert_stray_line
+from sessionlog_spec.contracts.jsonl import decode_jsonl, encode_jsonl, load_session
+from sessionlog_spec.model.event import encode_event
+from sessionlog_spec.model.json_value import freeze, thaw
+from sessionlog_spec.model.jsonl import DecodedLog
+from sessionlog_spec.model.load import LoadedSession, save_session
+from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent.crashes import STRAY_LINES, insert_stray_line
 
 HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0}
 

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 from model_cases import PINNED, call_block, call_data, code_of, ev, refusal, replace, session
 
-from model.json_value import JsonObject, freeze, json_equal, thaw
-from model.legacy import StoredLog
-from model.load import LoadedSession
-from model.session import EMPTY_SESSION, SessionState
-from model.violation import Code, Violation
-from spec.builders import basic_header
-from spec.contracts.jsonl import load_session
-from spec.contracts.legacy import upgrade_v0
-from spec.contracts.log import fold_session, seed_session
+from sessionlog_spec.contracts.jsonl import load_session
+from sessionlog_spec.contracts.legacy import upgrade_v0
+from sessionlog_spec.contracts.log import fold_session, seed_session
+from sessionlog_spec.model.json_value import JsonObject, freeze, json_equal, thaw
+from sessionlog_spec.model.legacy import StoredLog
+from sessionlog_spec.model.load import LoadedSession
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
+from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent.builder import basic_header
 
 SID = "s-0"
 V0_HEADER: dict[str, Any] = {"type": "session", "version": 0, "id": SID, "createdAt": 0, "cwd": "/work"}

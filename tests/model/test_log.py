@@ -19,12 +19,12 @@ from model_cases import (
     user,
 )
 
-from model.event import Append, Event, Replace, encode_event
-from model.json_value import MAX_SAFE_INTEGER, json_equal
-from model.session import EMPTY_SESSION, END_SEED, SessionState
-from model.violation import Code, Violation
-from spec.contracts.jsonl import load_session
-from spec.contracts.log import append_event, decode_event, seed_session
+from sessionlog_spec.contracts.jsonl import load_session
+from sessionlog_spec.contracts.log import append_event, decode_event, seed_session
+from sessionlog_spec.model.event import Append, Event, Replace, encode_event
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, json_equal
+from sessionlog_spec.model.session import EMPTY_SESSION, END_SEED, SessionState
+from sessionlog_spec.model.violation import Code, Violation
 
 TITLE = {"title": "Fix the parser"}
 

@@ -16,12 +16,12 @@ from model_cases import (
     session,
 )
 
-from model.event import encode_event
-from model.repair import NOT_STARTED_TEXT, OUTCOME_UNKNOWN_TEXT, repair
-from model.session import SessionState
-from spec.builders import SessionBuilder
-from spec.contracts.log import fold_session
-from spec.contracts.repair import interrupted_turn_closers
+from sessionlog_spec.contracts.log import fold_session
+from sessionlog_spec.contracts.repair import interrupted_turn_closers
+from sessionlog_spec.model.event import encode_event
+from sessionlog_spec.model.repair import NOT_STARTED_TEXT, OUTCOME_UNKNOWN_TEXT, repair
+from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.suite.agent.builder import SessionBuilder
 
 INTERRUPTED = {"kind": "interrupted"}
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from model_cases import PINNED, call_block, call_data, code_of, ev
 
-from model.json_value import freeze, json_equal, thaw
-from model.legacy import StoredLog
-from model.violation import Code, Violation
-from spec.contracts.legacy import upgrade_v0
+from sessionlog_spec.contracts.legacy import upgrade_v0
+from sessionlog_spec.model.json_value import freeze, json_equal, thaw
+from sessionlog_spec.model.legacy import StoredLog
+from sessionlog_spec.model.violation import Code, Violation
 
 SID = "s-strength"
 V0_HEADER: dict[str, Any] = {"type": "session", "version": 0, "id": SID, "createdAt": 0}

@@ -24,13 +24,13 @@ from model_cases import (
     session,
 )
 
-from model.compaction import cut_balances
-from model.event import APPEND, Event, Replace
-from model.header import canonical_header
-from model.repair import interrupted_turn_closers
-from model.session import EMPTY_SESSION, append_event, fold_session
-from model.surface import LogPrefix, fold_surface
-from model.violation import Code, Violation
+from sessionlog_spec.model.compaction import cut_balances
+from sessionlog_spec.model.event import APPEND, Event, Replace
+from sessionlog_spec.model.header import canonical_header
+from sessionlog_spec.model.repair import interrupted_turn_closers
+from sessionlog_spec.model.session import EMPTY_SESSION, append_event, fold_session
+from sessionlog_spec.model.surface import LogPrefix, fold_surface
+from sessionlog_spec.model.violation import Code, Violation
 
 
 def violation(result: object) -> Violation:

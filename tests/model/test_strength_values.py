@@ -12,10 +12,10 @@ import math
 import pytest
 from model_cases import ev
 
-from model.event import decode_event
-from model.json_value import MAX_SAFE_INTEGER, as_array, is_safe_integer, json_equal, lossless_problem
-from model.jsonl import encode_line, parse_line
-from model.violation import Violation
+from sessionlog_spec.model.event import decode_event
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, as_array, is_safe_integer, json_equal, lossless_problem
+from sessionlog_spec.model.jsonl import encode_line, parse_line
+from sessionlog_spec.model.violation import Violation
 
 
 @pytest.mark.parametrize(

@@ -19,12 +19,18 @@ from model_cases import (
     user,
 )
 
-from model.event import APPEND, SURFACE_TYPES, Event, Replace
-from model.session import EMPTY_SESSION, SessionState
-from model.surface import FoldedSurface, Replacement, Surface
-from model.violation import Code
-from spec.contracts.log import append_event, decode_event
-from spec.contracts.surface import decode_surface_op, fold_surface, provenance_problem, replacement_range, surface_transition
+from sessionlog_spec.contracts.log import append_event, decode_event
+from sessionlog_spec.contracts.surface import (
+    decode_surface_op,
+    fold_surface,
+    provenance_problem,
+    replacement_range,
+    surface_transition,
+)
+from sessionlog_spec.model.event import APPEND, SURFACE_TYPES, Event, Replace
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
+from sessionlog_spec.model.surface import FoldedSurface, Replacement, Surface
+from sessionlog_spec.model.violation import Code
 
 
 def users(n: int) -> SessionState:

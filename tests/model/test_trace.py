@@ -19,12 +19,12 @@ from model_cases import (
     user,
 )
 
-from model.event import Event
-from model.session import EMPTY_SESSION, SessionState
-from model.trace import TraceState
-from model.violation import Code
-from spec.contracts.log import decode_event
-from spec.contracts.trace import trace_data_problem, trace_transition
+from sessionlog_spec.contracts.log import decode_event
+from sessionlog_spec.contracts.trace import trace_data_problem, trace_transition
+from sessionlog_spec.model.event import Event
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
+from sessionlog_spec.model.trace import TraceState
+from sessionlog_spec.model.violation import Code
 
 COMPLETED = {"kind": "completed"}
 

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 import pytest
 from model_cases import BUILDER_STATES
 
-from model.violation import Code, Violation
-from spec.builders import SessionBuilder
-from spec.mutations import CONTEXTS, MUTATIONS, Candidate, Mutation, applicable, mutations_for, submit
+from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent.builder import SessionBuilder
+from sessionlog_spec.suite.agent.candidates import CONTEXTS, MUTATIONS, Candidate, Mutation, applicable, mutations_for, submit
 
 SEEDS = (0, 1, 2)
 

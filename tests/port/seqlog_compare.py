@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from seqlog.driver import SeqlogDriver
-
-from spec.model_driver import ModelDriver
+from sessionlog_spec.protocol.model_driver import ModelDriver
 
 
 def same_json(a: object, b: object) -> bool:

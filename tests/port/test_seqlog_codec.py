@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from seqlog_fixtures import HEADER_LINE, user
+
 from seqlog import Code, SeqlogError, Session, encode_jsonl, load_bytes, load_text
 from seqlog.codec import LineError, encode_line, parse_line
-from seqlog_fixtures import HEADER_LINE, user
 
 HEAD = json.dumps(HEADER_LINE).encode() + b"\n"
 

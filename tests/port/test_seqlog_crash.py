@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from seqlog import Event, SessionStore, read_session, thaw
-from seqlog.event import encode_event
 from seqlog_compare import same_json
 from seqlog_crash_writer import planned_events
 
-from model.event import decode_event
-from model.event import encode_event as model_encode
-from model.repair import interrupted_turn_closers
+from seqlog import Event, SessionStore, read_session, thaw
+from seqlog.event import encode_event
+from sessionlog_spec.model.event import decode_event
+from sessionlog_spec.model.event import encode_event as model_encode
+from sessionlog_spec.model.repair import interrupted_turn_closers
 
 WRITER = Path(__file__).with_name("seqlog_crash_writer.py")
 

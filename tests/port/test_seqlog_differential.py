@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from seqlog_compare import Pair
 
-from model.json_value import thaw
-from spec import mutations
-from spec.builders import SessionBuilder, realistic_session
-from spec.strategies import candidates, headers, mutated, next_events, sessions, v0_logs
+from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.suite.agent import candidates as mutations
+from sessionlog_spec.suite.agent.builder import SessionBuilder, realistic_session
+from sessionlog_spec.suite.agent.strategies import candidates, headers, mutated, next_events, sessions, v0_logs
 
 # No shrinking: a divergence is reported as drawn, so a failing run stays as fast as a passing one.
 PHASES = (Phase.explicit, Phase.generate)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from seqlog_fixtures import HEADER_LINE, data, header, user
+
 from seqlog import (
     Code,
     HeaderWriter,
@@ -16,7 +18,6 @@ from seqlog import (
     header_equals,
 )
 from seqlog.event import decode_event
-from seqlog_fixtures import HEADER_LINE, data, header, user
 
 
 def test_canonical_form_drops_empty_members() -> None:

@@ -6,6 +6,7 @@ import copy
 import pickle
 
 import pytest
+
 from seqlog.jsonvalue import (
     FrozenObject,
     NotLossless,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from seqlog import Code, SeqlogError, StoredLog, thaw, upgrade_v0
 
 V0 = {"type": "session", "version": 0, "id": "s", "createdAt": 0}

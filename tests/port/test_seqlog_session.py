@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from seqlog_fixtures import HEADER_LINE, assistant, data, header, tool_call, tool_result, user
+
 from seqlog import Code, LibCode, SeqlogError, Session
 from seqlog.event import encode_event
 from seqlog.jsonvalue import FrozenObject
-from seqlog_fixtures import HEADER_LINE, assistant, data, header, tool_call, tool_result, user
 
 
 def _clock() -> Iterator[int]:

@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from seqlog_fixtures import HEADER_LINE, assistant, data, tool_call, user
+
 from seqlog import Code, LibCode, SeqlogError, SessionStore, read_session
 from seqlog.event import encode_event
 from seqlog.store import MAX_NESTING
 from seqlog.zstdlog import read_frames
-from seqlog_fixtures import HEADER_LINE, assistant, data, tool_call, user
 
 COMPRESSIONS = [None, "zstd"]
 

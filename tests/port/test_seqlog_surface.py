@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from seqlog import APPEND, Code, Event, LibCode, Replace, SeqlogError, SurfaceManager, fold_surface, freeze
 from seqlog_fixtures import tool_result, user
+
+from seqlog import APPEND, Code, Event, LibCode, Replace, SeqlogError, SurfaceManager, fold_surface, freeze
 
 
 def _user(seq: int, op: object = APPEND, sources: tuple[int, ...] | None = None) -> Event:

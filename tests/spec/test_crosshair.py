@@ -1,6 +1,6 @@
 """CrossHair can fail: on deliberately broken copies of contracted functions it finds a counterexample.
 
-``make crosshair`` (``python -m spec.crosshair_check``) passes when CrossHair finds nothing; these
+``make crosshair`` (``python -m sessionlog_spec.crosshair_check``) passes when CrossHair finds nothing; these
 tests show that "nothing" means something.  Each broken copy carries the same contract as the
 function it copies, with one rule left out of the body, and CrossHair (run in-process, icontract
 contracts only, a few seconds per condition) must report the postcondition it breaks, with the
@@ -22,12 +22,12 @@ from typing import Any
 import icontract
 import pytest
 
-from model import surface as _surface
-from model.header import HeaderDecision, InstanceFacts, Reason, header_equals
-from model.json_value import JsonObject
-from model.violation import Code, Violation
-from spec.contracts import crosshair_targets, surface
-from spec.contracts._support import accepted
+from sessionlog_spec.contracts import crosshair_targets, surface
+from sessionlog_spec.contracts._support import accepted
+from sessionlog_spec.model import surface as _surface
+from sessionlog_spec.model.header import HeaderDecision, InstanceFacts, Reason, header_equals
+from sessionlog_spec.model.json_value import JsonObject
+from sessionlog_spec.model.violation import Code, Violation
 
 ALLOW_MISSING = "SESSIONLOG_ALLOW_MISSING_CROSSHAIR"
 if importlib.util.find_spec("crosshair") is None:  # pragma: no cover - CrossHair is a dev dependency
@@ -98,7 +98,7 @@ def counterexamples(function: Callable[..., Any], options: float = SEARCH) -> li
     "INV-SURF-4",
 )
 def broken_replacement_range(nodes: tuple[int, ...], start: int, end: int) -> tuple[int, int] | Violation:
-    """:func:`model.surface.replacement_range` without the inverted-range refusal."""
+    """:func:`sessionlog_spec.model.surface.replacement_range` without the inverted-range refusal."""
     if start not in nodes:
         return Violation(Code.REPLACE_START_NOT_ON_SURFACE, "start not on the surface")
     if end not in nodes:
@@ -127,7 +127,7 @@ def _header(model: str) -> JsonObject:
 
 
 def broken_decide(latest: JsonObject | None, assembled: JsonObject, facts: InstanceFacts) -> HeaderDecision | None:
-    """:func:`model.header.decide_request_header` without the ``series`` snapshot for an unchanged header."""
+    """:func:`sessionlog_spec.model.header.decide_request_header` without the ``series`` snapshot for an unchanged header."""
     if facts.first_request:
         return HeaderDecision(Reason.INITIAL if latest is None else Reason.RESUME)
     begins = facts.begins_series or facts.replaced_since_last_request
@@ -147,7 +147,7 @@ def broken_decide(latest: JsonObject | None, assembled: JsonObject, facts: Insta
 def broken_decide_of(  # noqa: PLR0917
     has_latest: bool, latest_model: str, model: str, first_request: bool, begins_series: bool, replaced: bool
 ) -> tuple[str, bool] | None:
-    """The plain-argument wrapper of :func:`spec.contracts.crosshair_targets.decide_request_header_of`, over the broken rule."""
+    """The plain-argument wrapper of ``crosshair_targets.decide_request_header_of``, over the broken rule."""
     facts = InstanceFacts(first_request, begins_series, replaced)
     decision = broken_decide(_header(latest_model) if has_latest else None, _header(model), facts)
     return None if decision is None else (decision.reason.value, bool(decision.starts_series))

@@ -13,13 +13,13 @@ from typing import Any
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from model.header import HeaderDecision, InstanceFacts, Reason, header_event_data
-from model.json_value import JsonObject, as_object, freeze, json_equal, thaw
-from model.violation import Code, Violation
-from spec import strategies as S
-from spec.builders import SessionBuilder
-from spec.contracts import header as header_c
-from spec.contracts import log as log_c
+from sessionlog_spec.contracts import header as header_c
+from sessionlog_spec.contracts import log as log_c
+from sessionlog_spec.model.header import HeaderDecision, InstanceFacts, Reason, header_event_data
+from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, json_equal, thaw
+from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent import strategies as S
+from sessionlog_spec.suite.agent.builder import SessionBuilder
 
 PROPERTIES = S.property_settings()
 EMPTY_SPELLINGS: dict[str, Any] = {"system": "", "tools": [], "adapterDefaults": {}}

@@ -1,8 +1,8 @@
 """Property tests over the stored form: JSONL round trip, torn tails, reload, repair, and the v0 edge.
 
-Sessions come from :mod:`spec.strategies`: complete ones, ones that stop mid-turn (open step,
+Sessions come from :mod:`sessionlog_spec.suite.agent.strategies`: complete ones, ones that stop mid-turn (open step,
 pending calls), and complete ones cut at a drawn point.  Every model call goes through the
-contracted wrappers in :mod:`spec.contracts`.
+contracted wrappers in :mod:`sessionlog_spec.contracts`.
 """
 
 from __future__ import annotations
@@ -15,22 +15,22 @@ import pytest
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
-from model.event import Event, encode_event
-from model.json_value import JsonObject, as_object, freeze, json_equal
-from model.jsonl import encode_line
-from model.legacy import COMPACT_RENAMES, StoredLog
-from model.load import LoadedSession
-from model.session import EMPTY_SESSION, SessionState
-from model.trace import TraceState
-from model.violation import Code, Violation
-from spec import strategies as S
-from spec.builders import SessionBuilder
-from spec.contracts import header as header_c
-from spec.contracts import jsonl as jsonl_c
-from spec.contracts import legacy as legacy_c
-from spec.contracts import log as log_c
-from spec.contracts import repair as repair_c
-from spec.contracts import trace as trace_c
+from sessionlog_spec.contracts import header as header_c
+from sessionlog_spec.contracts import jsonl as jsonl_c
+from sessionlog_spec.contracts import legacy as legacy_c
+from sessionlog_spec.contracts import log as log_c
+from sessionlog_spec.contracts import repair as repair_c
+from sessionlog_spec.contracts import trace as trace_c
+from sessionlog_spec.model.event import Event, encode_event
+from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, json_equal
+from sessionlog_spec.model.jsonl import encode_line
+from sessionlog_spec.model.legacy import COMPACT_RENAMES, StoredLog
+from sessionlog_spec.model.load import LoadedSession
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
+from sessionlog_spec.model.trace import TraceState
+from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent import strategies as S
+from sessionlog_spec.suite.agent.builder import SessionBuilder
 
 PROPERTIES = S.property_settings()
 CHEAP = S.property_settings(scale=0.5)

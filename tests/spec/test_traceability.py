@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from spec import catalogue
-from spec.registry import BY_ID, INVARIANTS
+from sessionlog_spec import catalogue
+from sessionlog_spec.registry import BY_ID, INVARIANTS
 
 INVARIANTS_MD = catalogue.ROOT / "invariants.md"
 

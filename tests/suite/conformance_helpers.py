@@ -10,7 +10,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = Path(__file__).resolve().parent / "broken"
-MODEL_DRIVER = f"{sys.executable} -m spec.model_driver"
+MODEL_DRIVER = f"{sys.executable} -m sessionlog_spec.protocol.model_driver"
 
 
 def broken_driver(name: str) -> str:
@@ -19,7 +19,7 @@ def broken_driver(name: str) -> str:
 
 
 def run_cli(*args: str | Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    """``python -m spec ARGS`` in the project root, output captured."""
+    """``python -m sessionlog_spec ARGS`` in the project root, output captured."""
     command = [sys.executable, "-m", "spec", *(str(a) for a in args)]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
 

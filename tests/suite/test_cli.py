@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conformance_helpers import ROOT, broken_driver, case_files, read_json, run_cli
 
-from model.load import save_session
-from model.session import EMPTY_SESSION
-from spec.builders import realistic_session
-from spec.model_driver import DEFAULT_HEADER, ModelDriver
+from sessionlog_spec.model.load import save_session
+from sessionlog_spec.model.session import EMPTY_SESSION
+from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER, ModelDriver
+from sessionlog_spec.suite.agent.builder import realistic_session
 
 QUICK = ("--profile", "dev", "--max-examples", "3", "--steps", "15", "--quiet")
 

@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 
-from spec.client import STDERR_TAIL_BYTES, PortStats, SubprocessPort
-from spec.implementation import (
+from sessionlog_spec.protocol.messages import PROTOCOL, InProcessPort, Ok, PortFault, Refused, Reply
+from sessionlog_spec.protocol.model_driver import ModelDriver
+from sessionlog_spec.protocol.schema import InvalidRequest
+from sessionlog_spec.suite.ports.select import (
     CompactionGroup,
     GroupClient,
     HeaderGroup,
@@ -31,15 +33,13 @@ from spec.implementation import (
     SurfaceGroup,
     port_for,
 )
-from spec.model_driver import ModelDriver
-from spec.port import PROTOCOL, InProcessPort, Ok, PortFault, Refused, Reply
-from spec.schema import InvalidRequest
+from sessionlog_spec.suite.ports.subprocess import STDERR_TAIL_BYTES, PortStats, SubprocessPort
 
 DRIVERS = Path(__file__).parent / "bad_drivers"
 TIMEOUT = 1.0
 SLACK = 2.5
 """Seconds a fault may take beyond the timeout: killing the driver and collecting its stderr."""
-MODEL_DRIVER = [sys.executable, "-m", "spec.model_driver"]
+MODEL_DRIVER = [sys.executable, "-m", "sessionlog_spec.protocol.model_driver"]
 
 
 def bad(name: str, *args: str) -> list[str]:
@@ -294,7 +294,7 @@ def test_group_client_implements_every_group() -> None:
 
 def test_port_for_builds_each_kind_of_port() -> None:
     assert isinstance(port_for("model"), InProcessPort)
-    port = port_for(f"{sys.executable} -m spec.model_driver")
+    port = port_for(f"{sys.executable} -m sessionlog_spec.protocol.model_driver")
     try:
         assert isinstance(port, SubprocessPort)
         assert port.hello.name == ModelDriver.name

@@ -9,18 +9,18 @@ import pytest
 from conformance_helpers import MODEL_DRIVER
 from hypothesis.stateful import precondition, rule
 
-from spec.builders import realistic_session
-from spec.client import SubprocessPort
-from spec.coverage import never_exercised
-from spec.machines import MACHINES, ConformanceMachine
-from spec.model_driver import ModelDriver
-from spec.mutations import MUTATIONS
-from spec.oracle import Oracle
-from spec.port import GROUPS, InProcessPort
-from spec.profiles import PROFILES
-from spec.registry import BY_ID
-from spec.rule_table import CODE_OWNERS, OP_INVARIANTS, RULE_INVARIANTS
-from spec.runner import FAILED, PASSED, UNSUPPORTED, VOID, RunOptions, run, run_group
+from sessionlog_spec.protocol.messages import GROUPS, InProcessPort
+from sessionlog_spec.protocol.model_driver import ModelDriver
+from sessionlog_spec.registry import BY_ID
+from sessionlog_spec.suite.agent.builder import realistic_session
+from sessionlog_spec.suite.agent.candidates import MUTATIONS
+from sessionlog_spec.suite.coverage import never_exercised
+from sessionlog_spec.suite.machines import MACHINES, ConformanceMachine
+from sessionlog_spec.suite.oracle import Oracle
+from sessionlog_spec.suite.ports.subprocess import SubprocessPort
+from sessionlog_spec.suite.profiles import PROFILES
+from sessionlog_spec.suite.rule_table import CODE_OWNERS, OP_INVARIANTS, RULE_INVARIANTS
+from sessionlog_spec.suite.run import FAILED, PASSED, UNSUPPORTED, VOID, RunOptions, run, run_group
 
 QUICK = RunOptions(profile=PROFILES["dev"], strict_codes=True, max_examples=8, step_count=25)
 """A reduced profile: the suite's own tests must stay fast."""

@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from model.header import Reason
-from model.violation import Code
-from spec import jsonlines
-from spec.fastschema import Compiler
-from spec.model_driver import ModelDriver
-from spec.port import GROUPS, PROTOCOL_CODES, PortFault
-from spec.schema import OPS, InvalidRequest, fits, schema, validate_reply, validate_request, validator
+from sessionlog_spec.model.header import Reason
+from sessionlog_spec.model.violation import Code
+from sessionlog_spec.protocol import jsonlines
+from sessionlog_spec.protocol.fastschema import Compiler
+from sessionlog_spec.protocol.messages import GROUPS, PROTOCOL_CODES, PortFault
+from sessionlog_spec.protocol.model_driver import ModelDriver
+from sessionlog_spec.protocol.schema import OPS, InvalidRequest, fits, schema, validate_reply, validate_request, validator
 
 PROTOCOL_MD = Path(__file__).parents[2] / "spec" / "PROTOCOL.md"
 ILLUSTRATIVE = {

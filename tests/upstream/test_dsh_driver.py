@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from model.session import seed_session
-from model.violation import Violation
-from spec.builders import SessionBuilder, basic_header, realistic_session
-from spec.client import SubprocessPort
-from spec.model_driver import ModelDriver
-from spec.port import InProcessPort, Ok, Port, Refused, Reply
+from sessionlog_spec.model.session import seed_session
+from sessionlog_spec.model.violation import Violation
+from sessionlog_spec.protocol.messages import InProcessPort, Ok, Port, Refused, Reply
+from sessionlog_spec.protocol.model_driver import ModelDriver
+from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session
+from sessionlog_spec.suite.ports.subprocess import SubprocessPort
 
 ROOT = Path(__file__).resolve().parents[2]
 PORT_DIR = ROOT / "ports" / "dsh-session"

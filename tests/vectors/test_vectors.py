@@ -13,22 +13,22 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from model.violation import Code
-from spec import cli
-from spec.implementation import port_for
-from spec.model_driver import ModelDriver
-from spec.port import InProcessPort, Port
-from spec.registry import INVARIANTS
-from spec.vectors import generate as gen
-from spec.vectors.divergences import KNOWN_DIVERGENCES
-from spec.vectors.drafts import large
-from spec.vectors.drafts.jsonl import short_log
-from spec.vectors.drafts.legacy import LEGACY_FORMS
-from spec.vectors.drafts.refusals import UNREACHABLE_INVARIANTS, unreachable_codes
-from spec.vectors.format import GENERATED, LARGE, REGRESSIONS, SCHEMA_FILE, VECTORS_DIR, load_all, path_of
-from spec.vectors.realistic import MODULUS, Minstd, realistic_events
-from spec.vectors.regressions import add
-from spec.vectors.run import FAILED, PASSED, UNSUPPORTED, CaseResult, Options, run_files
+from sessionlog_spec import cli
+from sessionlog_spec.model.violation import Code
+from sessionlog_spec.protocol.messages import InProcessPort, Port
+from sessionlog_spec.protocol.model_driver import ModelDriver
+from sessionlog_spec.registry import INVARIANTS
+from sessionlog_spec.suite.ports.select import port_for
+from sessionlog_spec.vectors import generate as gen
+from sessionlog_spec.vectors.divergences import KNOWN_DIVERGENCES
+from sessionlog_spec.vectors.drafts import large
+from sessionlog_spec.vectors.drafts.jsonl import short_log
+from sessionlog_spec.vectors.drafts.legacy import LEGACY_FORMS
+from sessionlog_spec.vectors.drafts.refusals import UNREACHABLE_INVARIANTS, unreachable_codes
+from sessionlog_spec.vectors.format import GENERATED, LARGE, REGRESSIONS, SCHEMA_FILE, VECTORS_DIR, load_all, path_of
+from sessionlog_spec.vectors.realistic import MODULUS, Minstd, realistic_events
+from sessionlog_spec.vectors.regressions import add
+from sessionlog_spec.vectors.run import FAILED, PASSED, UNSUPPORTED, CaseResult, Options, run_files
 
 Documents = dict[str, dict[str, Any]]
 
@@ -209,7 +209,7 @@ def test_run_medium_generated_logs_in_process(documents: Documents) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("SESSIONLOG_SLOW") != "1", reason="set SESSIONLOG_SLOW=1: about a minute of model time")
 def test_run_large_over_the_subprocess_model_driver(documents: Documents) -> None:
-    port = port_for(f"{sys.executable} -m spec.model_driver", timeout=30.0)
+    port = port_for(f"{sys.executable} -m sessionlog_spec.protocol.model_driver", timeout=30.0)
     try:
         results = run_files(port, {LARGE: documents[LARGE]}, Options(strict_codes=True))
     finally:
@@ -218,7 +218,7 @@ def test_run_large_over_the_subprocess_model_driver(documents: Documents) -> Non
 
 
 def test_run_over_the_subprocess_model_driver(documents: Documents) -> None:
-    port = port_for(f"{sys.executable} -m spec.model_driver", timeout=30.0)
+    port = port_for(f"{sys.executable} -m sessionlog_spec.protocol.model_driver", timeout=30.0)
     try:
         results = run_files(port, small(documents), Options(strict_codes=True))
     finally:
@@ -278,7 +278,7 @@ def test_a_broken_port_fails_and_the_cli_exits_nonzero(
     results = run_files(InProcessPort(Lenient()), {"trace": documents["trace"]}, Options())
     failed = [r for r in results if r.status == FAILED]
     assert failed and all("accepted; the model refuses" in r.detail for r in failed)
-    monkeypatch.setattr("spec.vectors.cli.port_for", lambda spec, timeout: InProcessPort(Lenient()))
+    monkeypatch.setattr("sessionlog_spec.vectors.cli.port_for", lambda spec, timeout: InProcessPort(Lenient()))
     assert cli.main(["vectors", "run", "--only", "trace"]) == 1
     assert "FAIL" in capsys.readouterr().out
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
 from seqlog import Event, HeaderWriter, Session, SessionStore, SurfaceManager, fold_surface, load_bytes
 from seqlog.codec import encode_event_line, encode_line
 from seqlog.zstdlog import FrameWriter, single_frame

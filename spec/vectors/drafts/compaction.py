@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from spec.builders import SessionBuilder
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.scenes import scene, seeded
-from spec.vectors.drafts.steps import case
-from spec.vectors.drafts.surface import two_turns
-from spec.vectors.format import Draft
+from sessionlog_spec.suite.agent.builder import SessionBuilder
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.scenes import scene, seeded
+from sessionlog_spec.vectors.drafts.steps import case
+from sessionlog_spec.vectors.drafts.surface import two_turns
+from sessionlog_spec.vectors.format import Draft
 
 FILE = "compaction"
 CUT_SCENES = (

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.builders import PROVIDER, SessionBuilder, basic_header
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.scenes import scene
-from spec.vectors.drafts.steps import case
-from spec.vectors.format import Draft
+from sessionlog_spec.suite.agent.builder import PROVIDER, SessionBuilder, basic_header
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.scenes import scene
+from sessionlog_spec.vectors.drafts.steps import case
+from sessionlog_spec.vectors.format import Draft
 
 FILE = "header"
 TUNED = {"config": {**PROVIDER, "reasoningEffort": "high", "maxTokens": 8192}, "adapterDefaults": {"maxTokens": True}}

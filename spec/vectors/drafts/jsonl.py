@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from spec.builders import SessionBuilder
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.repair import repaired
-from spec.vectors.drafts.scenes import scene
-from spec.vectors.drafts.steps import DEFAULT_LINE, V0_LINE, case, jsonl
-from spec.vectors.format import Draft
+from sessionlog_spec.suite.agent.builder import SessionBuilder
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.repair import repaired
+from sessionlog_spec.vectors.drafts.scenes import scene
+from sessionlog_spec.vectors.drafts.steps import DEFAULT_LINE, V0_LINE, case, jsonl
+from sessionlog_spec.vectors.format import Draft
 
 FILE = "jsonl"
 FULL_LINE = {**DEFAULT_LINE, "id": "s-42", "cwd": "/home/dev/project", "parentSession": "s-41", "seedLength": 0,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.steps import case
-from spec.vectors.format import LARGE, Draft
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.steps import case
+from sessionlog_spec.vectors.format import LARGE, Draft
 
 HUGE: dict[str, Any] = {"generate": "realistic", "turns": 7483, "seed": 2026, "drop_last": 6}
 """100 049 events, cut by a crash right after a ``tool/call`` (the six events that close turn 7483 are lost)."""

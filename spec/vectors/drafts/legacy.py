@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.json_value import as_object, freeze, thaw
-from model.legacy import StoredLog, upgrade_v0
-from spec.builders import PROVIDER, basic_header, text_block
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.scenes import history_one_turn, scene
-from spec.vectors.drafts.steps import V0_LINE, case, jsonl
-from spec.vectors.format import Draft, Step
+from sessionlog_spec.model.json_value import as_object, freeze, thaw
+from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
+from sessionlog_spec.suite.agent.builder import PROVIDER, basic_header, text_block
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.scenes import history_one_turn, scene
+from sessionlog_spec.vectors.drafts.steps import V0_LINE, case, jsonl
+from sessionlog_spec.vectors.format import Draft, Step
 
 FILE = "legacy"
 NORMALISING = "INV-LEGACY-5 INV-LEGACY-6 INV-LEGACY-8"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from model.event import KNOWN_EVENT_TYPES
-from model.json_value import MAX_SAFE_INTEGER
-from model.trace import TRACE_DATA_KEYS, TURN_SCOPED
-from spec.builders import SessionBuilder, text_block
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.scenes import history_one_turn, scene
-from spec.vectors.drafts.steps import case
-from spec.vectors.format import Draft
+from sessionlog_spec.model.event import KNOWN_EVENT_TYPES
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER
+from sessionlog_spec.model.trace import TRACE_DATA_KEYS, TURN_SCOPED
+from sessionlog_spec.suite.agent.builder import SessionBuilder, text_block
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.scenes import history_one_turn, scene
+from sessionlog_spec.vectors.drafts.steps import case
+from sessionlog_spec.vectors.format import Draft
 
 FILE = "log"
 SHAPED = {*TRACE_DATA_KEYS, *TURN_SCOPED, "user/message", "assistant/message", "tool/result", "session/end-seed"}

@@ -1,4 +1,4 @@
-"""Refusal vectors: one per mutation of :mod:`spec.mutations`, on the smallest scene it applies to.
+"""Refusal vectors: one per mutation of :mod:`sessionlog_spec.suite.agent.candidates`, on the smallest scene it applies to.
 
 A mutation builds an invalid candidate from a session; the vector replays the scene and submits
 the candidate in the mutation's context.  Mutations whose context has no protocol op (``cuts``
@@ -12,13 +12,13 @@ import json
 import random
 from typing import Any
 
-from model.violation import Code
-from spec.mutations import MUTATIONS, Mutation
-from spec.registry import INVARIANTS
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.scenes import Scene, scenes
-from spec.vectors.format import GROUP_FILES, Draft, Step, dumps_value
-from spec.vectors.oracle import answer
+from sessionlog_spec.model.violation import Code
+from sessionlog_spec.registry import INVARIANTS
+from sessionlog_spec.suite.agent.candidates import MUTATIONS, Mutation
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.scenes import Scene, scenes
+from sessionlog_spec.vectors.format import GROUP_FILES, Draft, Step, dumps_value
+from sessionlog_spec.vectors.oracle import answer
 
 UNREACHABLE_CONTEXTS = frozenset({"cuts"})
 UNREACHABLE_INVARIANTS = ("INV-COMPACT-5",)

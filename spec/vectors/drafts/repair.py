@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from model.event import encode_event
-from model.repair import interrupted_turn_closers
-from model.session import fold_session
-from model.violation import Violation
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.scenes import scene
-from spec.vectors.drafts.steps import case
-from spec.vectors.format import Draft
+from sessionlog_spec.model.event import encode_event
+from sessionlog_spec.model.repair import interrupted_turn_closers
+from sessionlog_spec.model.session import fold_session
+from sessionlog_spec.model.violation import Violation
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.scenes import scene
+from sessionlog_spec.vectors.drafts.steps import case
+from sessionlog_spec.vectors.format import Draft
 
 FILE = "repair"
 OPEN_TAILS = (

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from model.session import seed_session
-from model.violation import Violation
-from spec.builders import RawEvent, SessionBuilder, basic_header
-from spec.vectors.drafts import steps
-from spec.vectors.format import Step
+from sessionlog_spec.model.session import seed_session
+from sessionlog_spec.model.violation import Violation
+from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, basic_header
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.format import Step
 
 
 @dataclass(frozen=True, slots=True)

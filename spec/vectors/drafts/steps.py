@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from model.jsonl import encode_line
-from spec.vectors.format import Draft, Step
+from sessionlog_spec.model.jsonl import encode_line
+from sessionlog_spec.vectors.format import Draft, Step
 
 DEFAULT_LINE: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0}
 V0_LINE: dict[str, Any] = {"type": "session", "version": 0, "id": "legacy-session", "createdAt": 1_700_000_000_000}
 
 
 Events = Sequence[Any] | Mapping[str, Any]
-"""A log, or a generator description standing for one (``spec.vectors.realistic``)."""
+"""A log, or a generator description standing for one (``sessionlog_spec.vectors.realistic``)."""
 
 
 def _events(events: Events) -> Any:

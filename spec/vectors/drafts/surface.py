@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.builders import SessionBuilder, text_block
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.scenes import closed_turn, scene, seeded
-from spec.vectors.drafts.steps import case
-from spec.vectors.format import Draft
+from sessionlog_spec.suite.agent.builder import SessionBuilder, text_block
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.scenes import closed_turn, scene, seeded
+from sessionlog_spec.vectors.drafts.steps import case
+from sessionlog_spec.vectors.format import Draft
 
 FILE = "surface"
 

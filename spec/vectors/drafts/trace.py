@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.builders import SessionBuilder, realistic_session
-from spec.vectors.drafts import steps
-from spec.vectors.drafts.scenes import scene
-from spec.vectors.drafts.steps import case
-from spec.vectors.format import Draft
+from sessionlog_spec.suite.agent.builder import SessionBuilder, realistic_session
+from sessionlog_spec.vectors.drafts import steps
+from sessionlog_spec.vectors.drafts.scenes import scene
+from sessionlog_spec.vectors.drafts.steps import case
+from sessionlog_spec.vectors.format import Draft
 
 FILE = "trace"
 REASONS: dict[str, dict[str, Any]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.model_driver import ModelDriver, serve
+from sessionlog_spec.protocol.model_driver import ModelDriver, serve
 
 
 class NeverSeriesDriver(ModelDriver):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.jsonl import parse_line
-from spec.model_driver import ModelDriver, serve
+from sessionlog_spec.model.jsonl import parse_line
+from sessionlog_spec.protocol.model_driver import ModelDriver, serve
 
 
 class DropsBadLineDriver(ModelDriver):

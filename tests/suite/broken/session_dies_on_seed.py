@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from spec.model_driver import ModelDriver, serve
+from sessionlog_spec.protocol.model_driver import ModelDriver, serve
 
 
 class DiesOnSeedDriver(ModelDriver):

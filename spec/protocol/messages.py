@@ -1,0 +1,135 @@
+"""A port under test, as the suite sees it: something that answers protocol requests.
+
+Every implementation is reached through :class:`Port`, whether it runs in this process (a
+:class:`InProcessPort` around a request handler) or as a subprocess speaking
+``sessionlog-driver/1`` over JSON Lines (:class:`sessionlog_spec.suite.ports.subprocess.SubprocessPort`).  ``call`` returns
+:class:`Ok` or :class:`Refused`; anything else the port does wrong raises :class:`PortFault`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+PROTOCOL = "sessionlog-driver/1"
+GROUPS = ("session", "surface", "header", "repair", "jsonl", "legacy", "compaction")
+"""The capability groups, in report order."""
+
+OPS_BY_GROUP: dict[str, tuple[str, ...]] = {
+    "session": ("reset", "seed", "append", "state"),
+    "surface": ("fold_surface",),
+    "header": ("fold_header", "header_decision"),
+    "repair": ("repair",),
+    "jsonl": ("save", "load"),
+    "legacy": ("upgrade_v0",),
+    "compaction": ("cuts",),
+}
+PROTOCOL_CODES = frozenset({"UNSUPPORTED", "BAD_REQUEST", "UNMAPPED"})
+
+
+@dataclass(frozen=True, slots=True)
+class Ok:
+    """A successful reply."""
+
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A refusal: the port's error code and message."""
+
+    code: str
+    message: str
+
+
+Reply = Ok | Refused
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """What a port says about itself."""
+
+    protocol: str
+    name: str
+    version: str
+    capabilities: tuple[str, ...]
+    format_version: int
+
+
+class PortFault(Exception):
+    """The port broke the protocol: it hung, exited, printed garbage or replied out of shape."""
+
+    def __init__(self, kind: str, detail: str, stderr_tail: str = "") -> None:
+        super().__init__(f"port fault ({kind}): {detail}")
+        self.kind = kind
+        self.detail = detail
+        self.stderr_tail = stderr_tail
+
+
+class Port(Protocol):
+    """An implementation under test."""
+
+    @property
+    def hello(self) -> Hello:
+        """The port's ``hello`` reply, read once when the port starts."""
+        ...
+
+    def call(self, op: str, **args: Any) -> Reply:
+        """Send one request and return its reply; raises :class:`PortFault` on a protocol failure."""
+        ...
+
+    def close(self) -> None:
+        """Say ``bye`` and release the port."""
+        ...
+
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+"""A driver's request handler: one request object in, one reply object out."""
+
+
+def hello_from(result: Any) -> Hello:
+    """Parse a ``hello`` result."""
+    impl = result["implementation"]
+    return Hello(
+        protocol=result["protocol"],
+        name=impl["name"],
+        version=impl["version"],
+        capabilities=tuple(result["capabilities"]),
+        format_version=result["format_version"],
+    )
+
+
+def reply_from(message: dict[str, Any]) -> Reply:
+    """Turn a reply object into :class:`Ok` or :class:`Refused`."""
+    if message["ok"]:
+        return Ok(message.get("result"))
+    error = message["error"]
+    return Refused(error["code"], error["message"])
+
+
+@dataclass
+class InProcessPort:
+    """A port whose driver handler runs in this process: no serialisation beyond the handler's own."""
+
+    handler: Handler
+    _next_id: int = 0
+    _hello: Hello | None = field(default=None, init=False)
+
+    @property
+    def hello(self) -> Hello:
+        if self._hello is None:
+            reply = self.call("hello")
+            assert isinstance(reply, Ok), reply
+            self._hello = hello_from(reply.result)
+        return self._hello
+
+    def call(self, op: str, **args: Any) -> Reply:
+        self._next_id += 1
+        message = self.handler({"id": self._next_id, "op": op, **args})
+        if message.get("id") != self._next_id:
+            raise PortFault("wrong-id", f"expected id {self._next_id}, got {message.get('id')!r}")
+        return reply_from(message)
+
+    def close(self) -> None:
+        self.call("bye")

@@ -1,0 +1,252 @@
+"""The model itself as a ``sessionlog-driver/1`` port.
+
+:class:`ModelDriver` answers every op from the reference model; the suite uses it in-process as
+the oracle and, through ``python -m sessionlog_spec.protocol.model_driver``, as a subprocess port that must pass every
+group.  It is also the reference for anyone writing a driver: each op is a few lines over the model.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sessionlog_spec.model.compaction import balanced_around, cut_balances
+from sessionlog_spec.model.event import Event, decode_event, encode_event
+from sessionlog_spec.model.header import InstanceFacts, decide_request_header, fold_request_header, header_shape_problem
+from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, thaw
+from sessionlog_spec.model.jsonl import header_line_problem
+from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
+from sessionlog_spec.model.load import load_session, save_session
+from sessionlog_spec.model.repair import interrupted_turn_closers
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event, fold_session, seed_session
+from sessionlog_spec.model.surface import fold_surface
+from sessionlog_spec.model.violation import Violation
+from sessionlog_spec.protocol import jsonlines
+from sessionlog_spec.protocol.messages import GROUPS, PROTOCOL
+
+DEFAULT_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0}
+
+
+class BadRequest(Exception):
+    """The request is malformed."""
+
+
+def state_result(state: SessionState) -> dict[str, Any]:
+    """The observable state of a session, as the protocol's ``state`` result."""
+    return {
+        "length": len(state.events),
+        "nodes": list(state.surface.nodes),
+        "replace_generation": state.surface.replace_generation,
+        "header": None if state.header is None else thaw(state.header),
+    }
+
+
+def decode_log(raws: Any) -> tuple[Event, ...] | Violation:
+    """Decode a list of raw events, stopping at the first envelope violation."""
+    if not isinstance(raws, list):
+        raise BadRequest("events must be an array")
+    events: list[Event] = []
+    for index, raw in enumerate(raws):
+        event = decode_event(raw)
+        if isinstance(event, Violation):
+            return event.at(f"index {index}")
+        events.append(event)
+    return tuple(events)
+
+
+def valid_log(raws: Any) -> tuple[Event, ...] | Violation:
+    """A whole log validated as a v1 session from seq 0."""
+    if not isinstance(raws, list):
+        raise BadRequest("events must be an array")
+    state = fold_session(raws)
+    return state if isinstance(state, Violation) else state.events
+
+
+class ModelDriver:
+    """A stateful request handler answering from the model."""
+
+    name = "sessionlog-model"
+    version = "1"
+
+    def __init__(self) -> None:
+        self.state: SessionState = EMPTY_SESSION
+        self.header: JsonObject = _frozen(DEFAULT_HEADER)
+        self.ops: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "hello": self.op_hello,
+            "bye": lambda _: None,
+            "reset": self.op_reset,
+            "seed": self.op_seed,
+            "append": self.op_append,
+            "state": lambda _: state_result(self.state),
+            "fold_surface": self.op_fold_surface,
+            "fold_header": self.op_fold_header,
+            "header_decision": self.op_header_decision,
+            "repair": self.op_repair,
+            "save": lambda _: {"jsonl": save_session(self.header, self.state)},
+            "load": self.op_load,
+            "upgrade_v0": self.op_upgrade_v0,
+            "cuts": self.op_cuts,
+        }
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        request_id = request.get("id")
+        op = self.ops.get(str(request.get("op")))
+        if op is None:
+            return _error(request_id, "UNSUPPORTED", f"unknown op {request.get('op')!r}")
+        try:
+            result = op(request)
+        except BadRequest as error:
+            return _error(request_id, "BAD_REQUEST", str(error))
+        except (KeyError, TypeError) as error:
+            return _error(request_id, "BAD_REQUEST", f"malformed request: {error!r}")
+        if isinstance(result, Violation):
+            return _error(request_id, result.code.value, result.message)
+        return {"id": request_id, "ok": True, "result": result}
+
+    def op_hello(self, _: dict[str, Any]) -> Any:
+        return {
+            "protocol": PROTOCOL,
+            "implementation": {"name": self.name, "version": self.version},
+            "capabilities": list(GROUPS),
+            "format_version": 1,
+        }
+
+    def op_reset(self, request: dict[str, Any]) -> Any:
+        header = request.get("header", DEFAULT_HEADER)
+        if not isinstance(header, Mapping) or header_line_problem(header) is not None:
+            raise BadRequest("header must be a valid session header line")
+        self.state, self.header = EMPTY_SESSION, _frozen(header)
+        return None
+
+    def op_seed(self, request: dict[str, Any]) -> Any:
+        if not isinstance(request["events"], list):
+            raise BadRequest("events must be an array")
+        state = seed_session(request["events"])
+        if isinstance(state, Violation):
+            return state
+        self.state = state
+        return state_result(state)
+
+    def op_append(self, request: dict[str, Any]) -> Any:
+        state = append_event(self.state, request["event"])
+        if isinstance(state, Violation):
+            return state
+        self.state = state
+        return state_result(state)
+
+    def op_fold_surface(self, request: dict[str, Any]) -> Any:
+        events = decode_log(request["events"])
+        if isinstance(events, Violation):
+            return events
+        folded = fold_surface(events)
+        if isinstance(folded, Violation):
+            return folded
+        return {
+            "nodes": list(folded.surface.nodes),
+            "replace_generation": folded.surface.replace_generation,
+            "replacements": [
+                {"seq": r.seq, "start": r.start, "end": r.end, "shadowed": list(r.shadowed)} for r in folded.replacements
+            ],
+        }
+
+    def op_fold_header(self, request: dict[str, Any]) -> Any:
+        events = decode_log(request["events"])
+        if isinstance(events, Violation):
+            return events
+        header = fold_request_header(events)
+        return {"header": None if header is None else thaw(header)}
+
+    def op_header_decision(self, request: dict[str, Any]) -> Any:
+        events = valid_log(request["events"])
+        if isinstance(events, Violation):
+            return events
+        header = freeze(request["header"])
+        problem = header_shape_problem(header)
+        if problem is not None:
+            return problem
+        facts = request["instance"]
+        decision = decide_request_header(
+            fold_request_header(events),
+            _frozen(request["header"]),
+            InstanceFacts(
+                first_request=bool(facts["first_request"]),
+                begins_series=bool(facts["begins_series"]),
+                replaced_since_last_request=bool(facts["replaced_since_last_request"]),
+            ),
+        )
+        if decision is None:
+            return {"decision": None}
+        return {"decision": {"reason": decision.reason.value, "startsSeries": decision.starts_series}}
+
+    def op_repair(self, request: dict[str, Any]) -> Any:
+        events = valid_log(request["events"])
+        if isinstance(events, Violation):
+            return events
+        return {"closers": [encode_event(e) for e in interrupted_turn_closers(events)]}
+
+    def op_load(self, request: dict[str, Any]) -> Any:
+        if not isinstance(request["jsonl"], str):
+            raise BadRequest("jsonl must be a string")
+        loaded = load_session(request["jsonl"])
+        if isinstance(loaded, Violation):
+            return loaded
+        self.state, self.header = loaded.state, loaded.header
+        return {**state_result(loaded.state), "dropped_torn_tail": loaded.dropped_torn_tail, "closers": len(loaded.closers)}
+
+    def op_upgrade_v0(self, request: dict[str, Any]) -> Any:
+        log = request["log"]
+        if not isinstance(log, Mapping) or not isinstance(log.get("header"), Mapping) or not isinstance(log.get("events"), list):
+            raise BadRequest("log must be {header, events}")
+        upgraded = upgrade_v0(StoredLog(_frozen(log["header"]), tuple(log["events"])))
+        if isinstance(upgraded, Violation):
+            return upgraded
+        return {"log": {"header": thaw(upgraded.header), "events": [thaw(e) for e in upgraded.events]}}
+
+    def op_cuts(self, request: dict[str, Any]) -> Any:
+        events = valid_log(request["events"])
+        if isinstance(events, Violation):
+            return events
+        state = fold_session(list(events))
+        assert not isinstance(state, Violation)
+        balanced = cut_balances(state.surface.nodes, events)
+        if isinstance(balanced, Violation):
+            return balanced
+        result: dict[str, Any] = {"nodes": list(state.surface.nodes), "balanced": list(balanced)}
+        if "seq" in request:
+            around = balanced_around(state.surface.nodes, events, request["seq"])
+            if isinstance(around, Violation):
+                return around
+            result["around"] = list(around)
+        return result
+
+
+def _frozen(value: Any) -> JsonObject:
+    frozen = as_object(freeze(value))
+    if frozen is None:
+        raise BadRequest("expected a JSON object")
+    return frozen
+
+
+def _error(request_id: Any, code: str, message: str) -> dict[str, Any]:
+    return {"id": request_id, "ok": False, "error": {"code": code, "message": message}}
+
+
+def serve(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Run a handler as a JSON Lines driver on stdin/stdout until ``bye`` or end of input."""
+    for line in sys.stdin.buffer:
+        try:
+            # Exact: orjson alone reads an integer beyond 64 bits as a float, which the model would accept.
+            request = jsonlines.loads(line)
+        except ValueError as error:
+            print(f"unreadable request: {error}", file=sys.stderr)
+            continue
+        reply = handler(request)
+        sys.stdout.buffer.write(jsonlines.dumps(reply))
+        sys.stdout.buffer.flush()
+        if request.get("op") == "bye":
+            return
+
+
+if __name__ == "__main__":
+    serve(ModelDriver())

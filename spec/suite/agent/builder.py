@@ -1,0 +1,212 @@
+"""Builders for realistic, valid session logs.
+
+:class:`SessionBuilder` plays the harness: it opens turns and steps, writes user and assistant
+messages, tool calls and results, request headers, compactions and tool-result rewrites, and
+assigns seqs and times.  Every event it builds is checked against the model as it is committed,
+so a builder always holds a valid v1 log; tests and state machines mutate its events to make
+invalid candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sessionlog_spec.model.compaction import cut_balances
+from sessionlog_spec.model.event import encode_event
+from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event
+from sessionlog_spec.model.violation import Violation
+
+RawEvent = dict[str, Any]
+PROVIDER = {"provider": "deepseek", "model": "deepseek-chat"}
+
+
+def text_block(text: str) -> dict[str, Any]:
+    """A text content block."""
+    return {"type": "text", "text": text}
+
+
+def basic_header(system: str = "You are a careful coding agent.", tools: Sequence[str] = ("read_file",)) -> dict[str, Any]:
+    """A canonical, pinned request header."""
+    header: dict[str, Any] = {"config": dict(PROVIDER)}
+    if system:
+        header["system"] = system
+    if tools:
+        header["tools"] = [{"name": t, "description": f"the {t} tool", "parameters": {"type": "object"}} for t in tools]
+    return header
+
+
+class SessionBuilder:
+    """Builds a valid session event by event; ``commit=False`` builds without appending."""
+
+    def __init__(self, state: SessionState = EMPTY_SESSION, time: int = 1_700_000_000_000) -> None:
+        self.state = state
+        self.time = time
+        self.turn = state.trace.last_turn
+        self.step = state.trace.last_step
+        self.ids = 0
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    @property
+    def events(self) -> list[RawEvent]:
+        """The log so far, as raw JSON events."""
+        return [encode_event(e) for e in self.state.events]
+
+    @property
+    def next_seq(self) -> int:
+        """The seq the next event gets."""
+        return len(self.state.events)
+
+    def _mint(self, prefix: str) -> str:
+        self.ids += 1
+        return f"{prefix}-{self.ids}"
+
+    def event(self, type_: str, data: Any, commit: bool = True, **envelope: Any) -> RawEvent:
+        """A raw event at the next seq; committed through the model unless ``commit`` is false."""
+        self.time += 7
+        raw: RawEvent = {"type": type_, "seq": self.next_seq, "time": self.time, "data": data, **envelope}
+        if commit:
+            self.commit(raw)
+        return raw
+
+    def commit(self, raw: Mapping[str, Any]) -> None:
+        """Append a raw event through the model; it must be valid."""
+        state = append_event(self.state, raw)
+        if isinstance(state, Violation):
+            raise AssertionError(f"builder produced an invalid event {raw}: {state}")
+        self.state = state
+        trace = state.trace
+        self.turn, self.step = trace.last_turn, trace.last_step
+
+    # -- brackets -----------------------------------------------------------------------------
+
+    def turn_start(self, commit: bool = True) -> RawEvent:
+        """Open the next turn."""
+        return self.event("turn/start", {"turn": self.state.trace.last_turn + 1}, commit)
+
+    def turn_end(self, reason: Mapping[str, Any] | None = None, commit: bool = True) -> RawEvent:
+        """Close the open turn."""
+        return self.event(
+            "turn/end", {"turn": self.state.trace.open_turn, "reason": dict(reason or {"kind": "completed"})}, commit
+        )
+
+    def step_start(self, commit: bool = True) -> RawEvent:
+        """Open the next step of the open turn."""
+        trace = self.state.trace
+        return self.event("step/start", {"turn": trace.open_turn, "step": trace.last_step + 1}, commit)
+
+    def step_end(self, commit: bool = True) -> RawEvent:
+        """Close the open step."""
+        trace = self.state.trace
+        return self.event("step/end", {"turn": trace.open_turn, "step": trace.open_step}, commit)
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def user_message(self, text: str = "Please fix the failing test.", commit: bool = True) -> RawEvent:
+        """Append a user message."""
+        data = {"id": self._mint("user"), "role": "user", "content": [text_block(text)], "source": {"kind": "user"}}
+        return self.event("user/message", data, commit, surfaceOp="append")
+
+    def assistant_message(
+        self, text: str = "Let me look.", calls: Sequence[str] = (), reasoning: str | None = None, commit: bool = True
+    ) -> RawEvent:
+        """Append an assistant message asking for the tool calls ``calls`` (call ids)."""
+        trace = self.state.trace
+        content: list[dict[str, Any]] = []
+        if reasoning:
+            content.append({"type": "reasoning", "text": reasoning})
+        if text:
+            content.append(text_block(text))
+        content += [{"type": "tool-call", "id": c, "name": "read_file", "arguments": '{"path": "a.py"}'} for c in calls]
+        message = {
+            "id": self._mint("assistant"),
+            "role": "assistant",
+            "content": content,
+            "source": {"kind": "model", **PROVIDER},
+        }
+        data = {"turn": trace.open_turn, "step": trace.open_step, "message": message}
+        return self.event("assistant/message", data, commit, surfaceOp="append")
+
+    def chunk(self, text: str = "Let", commit: bool = True) -> RawEvent:
+        """Append a raw streaming chunk."""
+        trace = self.state.trace
+        chunk = {"type": "text-delta", "index": 0, "text": text}
+        return self.event("assistant/chunk", {"turn": trace.open_turn, "step": trace.open_step, "chunk": chunk}, commit)
+
+    def tool_call(self, call_id: str, commit: bool = True) -> RawEvent:
+        """Record that the tool call ``call_id`` started."""
+        trace = self.state.trace
+        data = {"turn": trace.open_turn, "step": trace.open_step, "callId": call_id, "name": "read_file", "arguments": "{}"}
+        return self.event("tool/call", data, commit)
+
+    def tool_result_data(self, call_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
+        """The payload of a tool result for ``call_id`` in the open step."""
+        trace = self.state.trace
+        block = {"type": "tool-result", "toolCallId": call_id, "content": [text_block(text)], "isError": is_error}
+        message = {"id": self._mint("result"), "role": "user", "source": {"kind": "tool", "callId": call_id}, "content": [block]}
+        return {"turn": trace.open_turn, "step": trace.open_step, "message": message}
+
+    def tool_result(self, call_id: str, text: str = "def main(): ...", commit: bool = True) -> RawEvent:
+        """Append the result of ``call_id``."""
+        return self.event("tool/result", self.tool_result_data(call_id, text), commit, surfaceOp="append")
+
+    def request_header(
+        self, header: Mapping[str, Any], reason: str, starts_series: bool = False, commit: bool = True
+    ) -> RawEvent:
+        """Append a full request-header snapshot."""
+        data: dict[str, Any] = {"header": dict(header), "reason": reason}
+        if starts_series:
+            data["startsSeries"] = True
+        return self.event("request/header", data, commit)
+
+    def compaction(self, start: int, end: int, summary: str = "Summary of earlier work.", commit: bool = True) -> RawEvent:
+        """Replace the surface range ``start..end`` with a summary user message citing what it shadows."""
+        nodes = self.state.surface.nodes
+        shadowed = list(nodes[nodes.index(start) : nodes.index(end) + 1])
+        data = {"id": self._mint("summary"), "role": "user", "content": [text_block(summary)], "source": {"kind": "user"}}
+        op = {"op": "replace", "start": start, "end": end}
+        return self.event("user/message", data, commit, surfaceOp=op, sourceEventSeqs=shadowed)
+
+    def rewrite_tool_result(self, seq: int, text: str = "[output elided]", commit: bool = True) -> RawEvent:
+        """Replace the tool result at ``seq`` with a copy whose content is ``text``."""
+        old = thaw(self.state.events[seq].data)
+        assert isinstance(old, dict)
+        old["message"]["content"][0]["content"] = [text_block(text)]
+        op = {"op": "replace", "start": seq, "end": seq}
+        return self.event("tool/result", old, commit, surfaceOp=op, sourceEventSeqs=[seq])
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def legal_ranges(self) -> list[tuple[int, int]]:
+        """The (start, end) seq pairs a compaction may replace now."""
+        nodes = self.state.surface.nodes
+        balanced = cut_balances(nodes, self.state.events)
+        assert not isinstance(balanced, Violation)
+        return [(nodes[i], nodes[j]) for i in range(len(nodes)) if balanced[i] for j in range(i, len(nodes)) if balanced[j + 1]]
+
+    def tool_result_seqs(self) -> list[int]:
+        """The seqs of tool results currently on the surface."""
+        return [n for n in self.state.surface.nodes if self.state.events[n].type == "tool/result"]
+
+
+def realistic_session(turns: int = 3, calls_per_step: int = 2, header: Mapping[str, Any] | None = None) -> SessionBuilder:
+    """A complete, closed session: turns with a header, tool steps and a final answer."""
+    b = SessionBuilder()
+    for turn in range(turns):
+        b.turn_start()
+        b.user_message(f"Request {turn + 1}")
+        b.step_start()
+        b.request_header(header or basic_header(), "initial" if turn == 0 else "resume")
+        calls = [f"call-{turn}-{i}" for i in range(calls_per_step)]
+        b.assistant_message("Reading files.", calls)
+        for call in calls:
+            b.tool_call(call)
+            b.tool_result(call)
+        b.step_end()
+        b.step_start()
+        b.assistant_message("Done.")
+        b.step_end()
+        b.turn_end()
+    return b

@@ -1,0 +1,1263 @@
+"""The catalogue of invalid candidates: at least one named mutation per violation code.
+
+A *mutation* turns a :class:`~sessionlog_spec.suite.agent.builder.SessionBuilder` holding a valid session into one
+invalid candidate that the model refuses with exactly the mutation's ``code``, as the **first**
+violation in the model's check order (``model/session.py``): envelope, contiguity, vocabulary,
+payload shape, surface, tool-pairing balance, trace.  As far as the state allows, a candidate
+breaks exactly one rule; a mutation whose rule cannot be broken cleanly from the given state
+returns ``None`` (for example a tool-result rewrite needs a tool result on the surface and an open
+turn).  The candidates copy realistic faults: a ``turn/start`` while a turn is open, a replace
+whose start was shadowed, a compaction that separates a tool call from its result, a rewrite that
+flips ``isError``, a header with ``system: ""``, a CRLF line in the middle of a stored log, a v0 log
+with ``mode/set``.
+
+API (stable; the conformance state machines draw from it):
+
+* :class:`Mutation` ``(name, code, context, build)``: ``build(builder, rng)`` returns the
+  candidate or ``None``.  ``build`` never changes ``builder``; ``rng`` only picks among equally
+  realistic variants, so a fixed seed gives a fixed candidate.
+* :data:`MUTATIONS`: every mutation, in a fixed order; names are unique.
+* :func:`mutations_for` ``(code)``: the mutations that produce ``code``.
+* :func:`applicable` ``(builder, rng)``: every mutation that applies to the builder's state,
+  each with its candidate, as :class:`Candidate` values.
+* :func:`submit` ``(builder, candidate)``: the reference answer, through the contracted model.
+
+A candidate's *context* says where it goes, and what kind of value it is:
+
+=========== ======================================================= =====================================
+context     candidate                                               submitted to
+=========== ======================================================= =====================================
+``append``  one raw event (usually a ``dict``) for the builder's    ``append_event(builder.state, c)``
+            session
+``seed``    a whole raw event list                                  ``seed_session(c)``
+``load``    the text of a stored JSONL log                          ``load_session(c)``
+``upgrade`` a v0 log ``{"header": {...}, "events": [...]}``         ``upgrade_v0(StoredLog(...))``
+``cuts``    a seq that is not on the builder's surface              ``balanced_around(nodes, log, c)``
+=========== ======================================================= =====================================
+
+Every candidate is plain JSON (``dict``, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``)
+and keeps its meaning through a JSON encoder and decoder, so a driver-based machine can send it to
+a port unchanged (the ``append``/``seed`` candidates as the protocol's ``event``/``events``, the
+``upgrade`` candidate as ``log``, the ``load`` candidate as ``jsonl``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sessionlog_spec.contracts.compaction import balanced_around
+from sessionlog_spec.contracts.jsonl import load_session
+from sessionlog_spec.contracts.legacy import upgrade_v0
+from sessionlog_spec.contracts.log import append_event, seed_session
+from sessionlog_spec.model.compaction import running_counts
+from sessionlog_spec.model.event import SURFACE_TYPES, Event
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, freeze, thaw
+from sessionlog_spec.model.jsonl import encode_jsonl
+from sessionlog_spec.model.legacy import StoredLog
+from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
+from sessionlog_spec.model.trace import TOOL_NOT_STARTED
+from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
+
+Context = Literal["append", "seed", "load", "upgrade", "cuts"]
+CONTEXTS: tuple[Context, ...] = ("append", "seed", "load", "upgrade", "cuts")
+Build = Callable[[SessionBuilder, random.Random], Any]
+
+STORED_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "mutant-session", "createdAt": 1_700_000_000_000}
+"""The header line of every ``load`` candidate (before the mutation changes it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mutation:
+    """A named way to make one invalid candidate refused with ``code`` in ``context``."""
+
+    name: str
+    code: Code
+    context: Context
+    build: Build
+    """``build(builder, rng)``: the candidate, or ``None`` when the builder's state does not allow it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One built candidate and the mutation that built it."""
+
+    mutation: Mutation
+    value: Any
+
+    @property
+    def code(self) -> Code:
+        """The code the model refuses ``value`` with."""
+        return self.mutation.code
+
+    @property
+    def context(self) -> Context:
+        """Where ``value`` is submitted."""
+        return self.mutation.context
+
+
+# -- reading the builder's state -------------------------------------------------------------------
+
+
+def _scratch(builder: SessionBuilder) -> SessionBuilder:
+    """A copy to build uncommitted events with, so the caller's clock and id counter do not move."""
+    return copy.copy(builder)
+
+
+def _open_turn(b: SessionBuilder) -> int | None:
+    return b.state.trace.open_turn
+
+
+def _open_step(b: SessionBuilder) -> tuple[int, int] | None:
+    trace = b.state.trace
+    if trace.open_turn is None or trace.open_step is None:
+        return None
+    return trace.open_turn, trace.open_step
+
+
+def _step_events(b: SessionBuilder) -> list[Event]:
+    """The events of the open step, after its ``step/start``."""
+    out: list[Event] = []
+    for event in reversed(b.state.events):
+        if event.type == "step/start":
+            break
+        out.append(event)
+    return out[::-1]
+
+
+def _data(event: Event) -> dict[str, Any]:
+    data = thaw(event.data)
+    assert isinstance(data, dict)
+    return data
+
+
+def _shadowed_seqs(b: SessionBuilder) -> list[int]:
+    """Message events a replacement took off the surface."""
+    nodes = set(b.state.surface.nodes)
+    return [e.seq for e in b.state.events if e.type in SURFACE_TYPES and e.seq not in nodes]
+
+
+def _off_surface_seqs(b: SessionBuilder) -> list[int]:
+    """Seqs in the log that are not surface nodes."""
+    nodes = set(b.state.surface.nodes)
+    return [e.seq for e in b.state.events if e.seq not in nodes]
+
+
+def _tool_results(b: SessionBuilder) -> list[int]:
+    return b.tool_result_seqs()
+
+
+def _shadowed_by(b: SessionBuilder, start: int, end: int) -> list[int]:
+    nodes = b.state.surface.nodes
+    return list(nodes[nodes.index(start) : nodes.index(end) + 1])
+
+
+def _benign(b: SessionBuilder, rng: random.Random) -> RawEvent:
+    """A plugin event that is valid in every state: a session title."""
+    return b.event("session/title", {"title": rng.choice(("Fix the failing test", "Refactor the parser", "Untitled"))}, False)
+
+
+def _elided(data: dict[str, Any], text: str = "[output elided]") -> dict[str, Any]:
+    """A tool-result payload with its block's content replaced, as a rewrite writes it."""
+    out = copy.deepcopy(data)
+    out["message"]["content"][0]["content"] = [text_block(text)]
+    return out
+
+
+def _rewrite(b: SessionBuilder, start: int, end: int, data: dict[str, Any]) -> RawEvent:
+    op = {"op": "replace", "start": start, "end": end}
+    return b.event("tool/result", data, False, surfaceOp=op, sourceEventSeqs=_shadowed_by(b, start, end))
+
+
+def _header_event(b: SessionBuilder, header: dict[str, Any], reason: str = "change", **extra: Any) -> RawEvent:
+    return b.event("request/header", {"header": header, "reason": reason, **extra}, False)
+
+
+def _legal_range(b: SessionBuilder, rng: random.Random) -> tuple[int, int] | None:
+    ranges = b.legal_ranges()
+    return rng.choice(ranges) if ranges else None
+
+
+def _summary_data(b: SessionBuilder, start: int, end: int) -> dict[str, Any]:
+    shadowed = _shadowed_by(b, start, end)
+    return {
+        "compactionId": "compaction-1",
+        "summary": [text_block("Summary of earlier work.")],
+        "shadowedRange": {"start": start, "end": end},
+        "shadowedSeqs": shadowed,
+        "shadowedTokenCount": 1200,
+        **PROVIDER,
+    }
+
+
+# -- envelope and JSON values (INV-LOG-1..5) -------------------------------------------------------
+
+
+def _event_as_array(builder: SessionBuilder, rng: random.Random) -> object:
+    """An event written positionally, as ``[type, seq, time, data]``."""
+    e = _benign(_scratch(builder), rng)
+    return [e["type"], e["seq"], e["time"], e["data"]]
+
+
+def _event_double_encoded(builder: SessionBuilder, rng: random.Random) -> object:
+    """An event serialised twice: the log holds a JSON string instead of an object."""
+    return json.dumps(_benign(_scratch(builder), rng))
+
+
+def _envelope_stray_key(builder: SessionBuilder, rng: random.Random) -> object:
+    """An envelope with a member the format does not have (an event id, a snake_case spelling, a turn)."""
+    e = _benign(_scratch(builder), rng)
+    key, value = rng.choice((("id", "evt-1"), ("source_event_seqs", [0]), ("turn", 1), ("sessionId", "s-1")))
+    return {**e, key: value}
+
+
+def _envelope_missing_key(builder: SessionBuilder, rng: random.Random) -> object:
+    """An envelope that lost one required member."""
+    e = _benign(_scratch(builder), rng)
+    del e[rng.choice(("type", "seq", "time", "data"))]
+    return e
+
+
+def _empty_type(builder: SessionBuilder, rng: random.Random) -> object:
+    """An event whose type is empty or null."""
+    return {**_benign(_scratch(builder), rng), "type": rng.choice(("", None))}
+
+
+def _seq_not_natural(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seq written as a string, or negative."""
+    e = _benign(_scratch(builder), rng)
+    return {**e, "seq": rng.choice((str(e["seq"]), -1 - e["seq"]))}
+
+
+def _time_not_integer(builder: SessionBuilder, rng: random.Random) -> object:
+    """A time from a sub-millisecond clock, or as an ISO string."""
+    e = _benign(_scratch(builder), rng)
+    return {**e, "time": rng.choice((e["time"] + 0.25, "2026-07-13T10:00:00Z"))}
+
+
+def _ignorable_false(builder: SessionBuilder, rng: random.Random) -> object:
+    """``ignorable: false``, a second spelling of absent."""
+    return {**_benign(_scratch(builder), rng), "ignorable": False}
+
+
+def _unsafe_integer(builder: SessionBuilder, rng: random.Random) -> object:
+    """A payload number beyond 2^53 − 1, which a JavaScript reader would round."""
+    b = _scratch(builder)
+    return b.event("llm/retry", {"attempt": 1, "requestId": MAX_SAFE_INTEGER + rng.choice((1, 2, 1000))}, False)
+
+
+def _negative_zero(builder: SessionBuilder, rng: random.Random) -> object:
+    """A payload holding ``-0``, which JSON readers disagree about."""
+    b = _scratch(builder)
+    return b.event("feedback/record", {"rating": -0.0, "comment": rng.choice(("meh", ""))}, False)
+
+
+def _duplicate_last_event(builder: SessionBuilder, rng: random.Random) -> object:
+    """The last event written again (a retried write), so its seq repeats."""
+    events = builder.events
+    return events[-1] if events else None
+
+
+def _skipped_seq(builder: SessionBuilder, rng: random.Random) -> object:
+    """An event that skips a seq (a lost write before it)."""
+    e = _benign(_scratch(builder), rng)
+    return {**e, "seq": e["seq"] + rng.choice((1, 2))}
+
+
+# -- vocabulary and payload shapes (INV-LOG-6..10, INV-LEGACY-1..3 on v1 paths) -------------------
+
+
+def _later_format_event(builder: SessionBuilder, rng: random.Random) -> object:
+    """An event type from a later format version (v2 attempts, v3 system or v4 developer messages)."""
+    b = _scratch(builder)
+    turn, step = _open_step(b) or (max(b.state.trace.last_turn, 1), 1)
+    type_ = rng.choice(("assistant/attempt", "system/message", "developer/message"))
+    data: dict[str, Any] = {"turn": turn, "step": step}
+    if type_ == "assistant/attempt":
+        data["stream"] = []
+    else:
+        role = "system" if type_ == "system/message" else "developer"
+        data["message"] = {"id": "m-1", "role": role, "content": [text_block("Be terse.")], "source": {"kind": role}}
+    return b.event(type_, data, False)
+
+
+def _end_seed_not_inherited(builder: SessionBuilder, rng: random.Random) -> object:
+    """An end-of-seed marker with ``inherited: false`` or a v0-style seed length."""
+    b = _scratch(builder)
+    return b.event("session/end-seed", rng.choice(({"inherited": False}, {"seedLength": b.next_seq})), False)
+
+
+def _user_message_without_id(builder: SessionBuilder, rng: random.Random) -> object:
+    """A pre-identity user message: role, content and source, but no id."""
+    b = _scratch(builder)
+    data = {"role": "user", "content": [text_block("Please continue.")], "source": {"kind": "user"}}
+    return b.event("user/message", data, False, surfaceOp="append")
+
+
+def _user_message_assistant_role(builder: SessionBuilder, rng: random.Random) -> object:
+    """A user/message carrying an assistant-role message."""
+    b = _scratch(builder)
+    data = {"id": "u-1", "role": "assistant", "content": [text_block("Sure.")], "source": {"kind": "user"}}
+    return b.event("user/message", data, False, surfaceOp="append")
+
+
+def _assistant(b: SessionBuilder, calls: Sequence[str] = ("call-x",)) -> RawEvent:
+    return b.assistant_message("Reading.", calls, commit=False)
+
+
+def _assistant_arguments_object(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool-call block whose arguments were parsed into an object instead of kept as the raw string."""
+    b = _scratch(builder)
+    if _open_step(b) is None:
+        return None
+    e = _assistant(b, (f"call-{rng.randrange(1000)}",))
+    e["data"]["message"]["content"][-1]["arguments"] = {"path": "a.py"}
+    return e
+
+
+def _assistant_duplicate_call_ids(builder: SessionBuilder, rng: random.Random) -> object:
+    """An assistant message asking for two tool calls with the same id."""
+    b = _scratch(builder)
+    if _open_step(b) is None:
+        return None
+    call = f"call-{rng.randrange(1000)}"
+    return _assistant(b, (call, call))
+
+
+def _assistant_v0_provenance(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 assistant message: ``content`` and ``provenance`` instead of a message (the edge would convert it)."""
+    b = _scratch(builder)
+    step = _open_step(b)
+    if step is None:
+        return None
+    data = {"turn": step[0], "step": step[1], "content": [text_block("Done.")], "provenance": dict(PROVIDER)}
+    return b.event("assistant/message", data, False, surfaceOp="append")
+
+
+def _recorded_call(b: SessionBuilder, rng: random.Random) -> str | None:
+    """A call recorded by ``tool/call`` in the open step and not yet answered."""
+    calls = sorted(b.state.trace.step_calls)
+    return rng.choice(calls) if calls and b.state.pending_calls > 0 else None
+
+
+def _tool_result_mismatched_ids(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool result whose block answers a different call than its source names."""
+    b = _scratch(builder)
+    call = _recorded_call(b, rng)
+    if call is None:
+        return None
+    e = b.tool_result(call, commit=False)
+    e["data"]["message"]["content"][0]["toolCallId"] = call + "-other"
+    return e
+
+
+def _tool_result_is_error_string(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool result whose ``isError`` is the string ``"true"``."""
+    b = _scratch(builder)
+    call = _recorded_call(b, rng)
+    if call is None:
+        return None
+    e = b.tool_result(call, commit=False)
+    e["data"]["message"]["content"][0]["isError"] = rng.choice(("true", 1))
+    return e
+
+
+def _tool_result_v0_flat(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 tool result: ``callId``, ``content`` and ``isError`` without a message."""
+    b = _scratch(builder)
+    call = _recorded_call(b, rng)
+    step = _open_step(b)
+    if call is None or step is None:
+        return None
+    data = {"turn": step[0], "step": step[1], "callId": call, "content": [text_block("ok")], "isError": False}
+    return b.event("tool/result", data, False, surfaceOp="append")
+
+
+# -- request headers (INV-HDR-1..5, INV-LEGACY-1..3) -----------------------------------------------
+
+
+def _in_turn(builder: SessionBuilder) -> SessionBuilder | None:
+    b = _scratch(builder)
+    return b if _open_turn(b) is not None else None
+
+
+def _header_message_prefix(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header snapshot that still carries the retired ``messagePrefix``."""
+    b = _in_turn(builder)
+    return None if b is None else _header_event(b, {**basic_header(), "messagePrefix": []})
+
+
+def _header_starts_series_false(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header event with ``startsSeries: false`` (the flag is absent or true)."""
+    b = _in_turn(builder)
+    return None if b is None else _header_event(b, basic_header(), rng.choice(("change", "series")), startsSeries=False)
+
+
+def _header_duplicate_tools(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header listing the same tool twice."""
+    b = _in_turn(builder)
+    return None if b is None else _header_event(b, basic_header(tools=("read_file", "read_file")))
+
+
+def _header_unpinned(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header whose config names no model (or an empty one)."""
+    b = _in_turn(builder)
+    if b is None:
+        return None
+    config = rng.choice(({"provider": "deepseek"}, {"provider": "deepseek", "model": ""}, {"model": "deepseek-chat"}))
+    return _header_event(b, {**basic_header(), "config": config})
+
+
+def _adapter_default_without_value(builder: SessionBuilder, rng: random.Random) -> object:
+    """An ``adapterDefaults`` marker for a config field that is not there."""
+    b = _in_turn(builder)
+    if b is None:
+        return None
+    return _header_event(b, {**basic_header(), "adapterDefaults": {rng.choice(("maxTokens", "reasoningEffort")): True}})
+
+
+def _header_empty_system(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header snapshot with ``system: ""``, which canonical form drops."""
+    b = _in_turn(builder)
+    return None if b is None else _header_event(b, {**basic_header(), "system": ""})
+
+
+def _header_empty_tools(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header snapshot with ``tools: []`` or a marker-free ``adapterDefaults: {}``."""
+    b = _in_turn(builder)
+    if b is None:
+        return None
+    return _header_event(b, {**basic_header(), **rng.choice(({"tools": []}, {"adapterDefaults": {}}))})
+
+
+def _header_unknown_reason(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header reason from another vocabulary (a session-start source, a retry)."""
+    b = _in_turn(builder)
+    return None if b is None else _header_event(b, basic_header(), rng.choice(("startup", "compact", "retry")))
+
+
+def _header_fallback_reason(builder: SessionBuilder, rng: random.Random) -> object:
+    """A full snapshot with the delta codec's ``fallback`` reason."""
+    b = _in_turn(builder)
+    return None if b is None else _header_event(b, basic_header(), "fallback")
+
+
+def _delta_data() -> dict[str, Any]:
+    return {"system": {"keepStart": 1, "keepEnd": 0, "insert": ["Be terse."]}}
+
+
+def _header_delta(builder: SessionBuilder, rng: random.Random) -> RawEvent:
+    """A ``request/header-delta`` event from the retired delta codec."""
+    return _scratch(builder).event("request/header-delta", _delta_data(), False)
+
+
+def _mode_set(builder: SessionBuilder, rng: random.Random) -> RawEvent:
+    """A retired ``mode/set`` event."""
+    return _scratch(builder).event("mode/set", {"mode": rng.choice(("plan", "default"))}, False)
+
+
+# -- surface (INV-SURF-1..11) ----------------------------------------------------------------------
+
+
+def _summary_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``compaction/summary`` carrying the surfaceOp that belongs on the following user message."""
+    b = _scratch(builder)
+    picked = _legal_range(b, rng)
+    if picked is None:
+        return b.event("compaction/summary", {"compactionId": "c-1", "summary": []}, False, surfaceOp="append")
+    start, end = picked
+    op = {"op": "replace", "start": start, "end": end}
+    return b.event("compaction/summary", _summary_data(b, start, end), False, surfaceOp=op)
+
+
+def _tool_call_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``tool/call`` written with ``surfaceOp: "append"``, as if it were a message."""
+    b = _scratch(builder)
+    if _open_step(b) is None:
+        return None
+    return {**b.tool_call(f"call-{rng.randrange(1000)}", commit=False), "surfaceOp": "append"}
+
+
+def _summary_with_sources(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``compaction/summary`` carrying the provenance that belongs on the replacement."""
+    b = _scratch(builder)
+    picked = _legal_range(b, rng)
+    if picked is None:
+        return None
+    start, end = picked
+    return b.event("compaction/summary", _summary_data(b, start, end), False, sourceEventSeqs=_shadowed_by(b, start, end))
+
+
+def _user_message_without_op(builder: SessionBuilder, rng: random.Random) -> object:
+    """A user message with the surfaceOp left implicit, as v0 writers did."""
+    e = _scratch(builder).user_message(rng.choice(("Go on.", "Thanks")), commit=False)
+    del e["surfaceOp"]
+    return e
+
+
+def _surface_op_misspelt(builder: SessionBuilder, rng: random.Random) -> object:
+    """A surfaceOp in a spelling the format does not have."""
+    b = _scratch(builder)
+    nodes = b.state.surface.nodes
+    s = nodes[0] if nodes else 0
+    op = rng.choice(
+        (
+            "prepend",
+            "replace",
+            {"op": "append"},
+            {"op": "replace", "start": s, "end": s, "reason": "compaction"},
+            {"op": "replace", "start": s},
+            {"op": "replace", "start": str(s), "end": s},
+        )
+    )
+    return {**b.user_message("Go on.", commit=False), "surfaceOp": op}
+
+
+def _replace_starting_at(b: SessionBuilder, rng: random.Random, starts: Sequence[int]) -> object:
+    """A compaction whose start is one of ``starts`` (none on the surface) and whose end is a later surface node."""
+    nodes = b.state.surface.nodes
+    if not starts or not nodes:
+        return None
+    start = rng.choice(starts)
+    end = rng.choice([n for n in nodes if n > start] or list(nodes))
+    e = b.compaction(nodes[0], nodes[0], commit=False)
+    return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": sorted({start, end})}
+
+
+def _replace_start_shadowed(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction planned on a stale view: its start was already shadowed by an earlier replacement."""
+    b = _scratch(builder)
+    return _replace_starting_at(b, rng, _shadowed_seqs(b))
+
+
+def _replace_start_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+    """A replace whose start names a log-only event (a bracket, a tool call) instead of a surface node."""
+    b = _scratch(builder)
+    return _replace_starting_at(b, rng, [s for s in _off_surface_seqs(b) if b.state.events[s].type not in SURFACE_TYPES])
+
+
+def _replace_end_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+    """A replace whose end names the last log event (a ``step/end``, a ``turn/end``) or itself, not a surface node."""
+    b = _scratch(builder)
+    nodes = b.state.surface.nodes
+    if not nodes:
+        return None
+    start = rng.choice(nodes)
+    later = [s for s in _off_surface_seqs(b) if s > start] or [b.next_seq]
+    end = rng.choice(later)
+    shadowed = [n for n in nodes if start <= n <= end]
+    e = b.compaction(nodes[0], nodes[0], commit=False)
+    return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": shadowed}
+
+
+def _replace_range_swapped(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction whose start and end were swapped."""
+    b = _scratch(builder)
+    ranges = [(s, e) for s, e in b.legal_ranges() if s != e]
+    if not ranges:
+        nodes = b.state.surface.nodes
+        if len(nodes) < 2:
+            return None
+        ranges = [(nodes[0], nodes[-1])]
+    start, end = rng.choice(ranges)
+    e = b.compaction(start, end, commit=False)
+    return {**e, "surfaceOp": {"op": "replace", "start": end, "end": start}}
+
+
+def _sources_range_encoded(builder: SessionBuilder, rng: random.Random) -> object:
+    """Sources in the physical rows' range encoding (``"0-5"``, ``[[0, 5]]``) leaked into an event."""
+    b = _scratch(builder)
+    last = max(b.next_seq - 1, 0)
+    return {**b.user_message("Continue.", commit=False), "sourceEventSeqs": rng.choice((f"0-{last}", [[0, last]]))}
+
+
+def _sources_empty(builder: SessionBuilder, rng: random.Random) -> object:
+    """A user message citing ``sourceEventSeqs: []`` (only assistant messages may)."""
+    return {**_scratch(builder).user_message("Continue.", commit=False), "sourceEventSeqs": []}
+
+
+def _compaction_cites_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction citing one shadowed node twice."""
+    b = _scratch(builder)
+    picked = _legal_range(b, rng)
+    if picked is None:
+        return None
+    e = b.compaction(*picked, commit=False)
+    sources = e["sourceEventSeqs"]
+    return {**e, "sourceEventSeqs": [*sources, rng.choice(sources)]}
+
+
+def _append_cites_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A user message citing the same earlier event twice."""
+    b = _scratch(builder)
+    if b.next_seq == 0:
+        return None
+    cited = rng.randrange(b.next_seq)
+    return {**b.user_message("Continue.", commit=False), "sourceEventSeqs": [cited, cited]}
+
+
+def _sources_cite_self(builder: SessionBuilder, rng: random.Random) -> object:
+    """A message citing its own seq (or a later one) as its source."""
+    b = _scratch(builder)
+    e = b.user_message("Continue.", commit=False)
+    return {**e, "sourceEventSeqs": [e["seq"] + rng.choice((0, 1))]}
+
+
+def _compaction_misses_shadowed(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction that forgets to cite one shadowed node (or cites the summary event instead)."""
+    b = _scratch(builder)
+    picked = _legal_range(b, rng)
+    if picked is None:
+        return None
+    e = b.compaction(*picked, commit=False)
+    shadowed: list[int] = e["sourceEventSeqs"]
+    if len(shadowed) >= 2:
+        dropped = rng.choice(shadowed)
+        return {**e, "sourceEventSeqs": [s for s in shadowed if s != dropped]}
+    others = [s for s in range(b.next_seq) if s not in shadowed]
+    return {**e, "sourceEventSeqs": [rng.choice(others)]} if others else None
+
+
+def _rewrite_context(builder: SessionBuilder) -> SessionBuilder | None:
+    """A scratch builder when a tool-result rewrite is otherwise legal: an open turn and a tool result on the surface."""
+    b = _scratch(builder)
+    return b if _open_turn(b) is not None and _tool_results(b) else None
+
+
+def _rewrite_spans_two(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool-result rewrite whose range also covers a neighbouring node."""
+    b = _rewrite_context(builder)
+    if b is None:
+        return None
+    nodes = b.state.surface.nodes
+    seq = rng.choice(_tool_results(b))
+    i = nodes.index(seq)
+    spans = [(nodes[i - 1], seq)] if i > 0 else []
+    spans += [(seq, nodes[i + 1])] if i + 1 < len(nodes) else []
+    if not spans:
+        return None
+    start, end = rng.choice(spans)
+    return _rewrite(b, start, end, _elided(_data(b.state.events[seq])))
+
+
+def _rewrite_targets_message(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool-result rewrite used to elide a user or assistant message."""
+    b = _rewrite_context(builder)
+    if b is None:
+        return None
+    targets = [n for n in b.state.surface.nodes if b.state.events[n].type != "tool/result"]
+    if not targets:
+        return None
+    target = rng.choice(targets)
+    return _rewrite(b, target, target, _elided(_data(b.state.events[rng.choice(_tool_results(b))])))
+
+
+def _rewrite_flips_is_error(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool-result rewrite that also flips ``isError``."""
+    b = _rewrite_context(builder)
+    if b is None:
+        return None
+    seq = rng.choice(_tool_results(b))
+    data = _elided(_data(b.state.events[seq]))
+    block = data["message"]["content"][0]
+    block["isError"] = not block.get("isError", False)
+    return _rewrite(b, seq, seq, data)
+
+
+def _rewrite_changes_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool-result rewrite that answers a different call (or renames the message)."""
+    b = _rewrite_context(builder)
+    if b is None:
+        return None
+    seq = rng.choice(_tool_results(b))
+    data = _elided(_data(b.state.events[seq]))
+    message = data["message"]
+    if rng.random() < 0.5:
+        message["source"]["callId"] = message["content"][0]["toolCallId"] = message["source"]["callId"] + "-retry"
+    else:
+        message["id"] = message["id"] + "-rewritten"
+    return _rewrite(b, seq, seq, data)
+
+
+# -- trace (INV-TRACE-1..9) ------------------------------------------------------------------------
+
+
+def _turn_start_with_trigger(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 ``turn/start`` that still carries ``trigger``."""
+    b = _scratch(builder)
+    if _open_turn(b) is not None:
+        return None
+    e = b.turn_start(commit=False)
+    e["data"]["trigger"] = rng.choice(("user", "schedule"))
+    return e
+
+
+def _tool_call_arguments_object(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``tool/call`` whose arguments were parsed into an object."""
+    b = _scratch(builder)
+    if _open_step(b) is None:
+        return None
+    e = b.tool_call(f"call-{rng.randrange(1000)}", commit=False)
+    e["data"]["arguments"] = {"path": "a.py"}
+    return e
+
+
+def _step_end_without_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``step/end`` that names its step but not its turn."""
+    b = _scratch(builder)
+    if _open_step(b) is None:
+        return None
+    e = b.step_end(commit=False)
+    del e["data"]["turn"]
+    return e
+
+
+def _turn_start_while_open(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``turn/start`` while a turn is still open (a turn/end was lost)."""
+    b = _scratch(builder)
+    return None if _open_turn(b) is None else b.turn_start(commit=False)
+
+
+def _turn_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``turn/start`` that skips a number, or restarts numbering at 1 after a resume."""
+    b = _scratch(builder)
+    if _open_turn(b) is not None:
+        return None
+    last = b.state.trace.last_turn
+    choices = [last + 2, last + 3] + ([1] if last >= 1 else [])
+    return b.event("turn/start", {"turn": rng.choice(choices)}, False)
+
+
+def _turn_end_wrong_number(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``turn/end`` naming another turn than the open one."""
+    b = _scratch(builder)
+    turn = _open_turn(b)
+    if turn is None or _open_step(b) is not None:
+        return None
+    other = rng.choice([turn + 1] + ([turn - 1] if turn >= 2 else []))
+    return b.event("turn/end", {"turn": other, "reason": {"kind": "completed"}}, False)
+
+
+def _turn_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A second ``turn/end`` for a turn that is already closed."""
+    b = _scratch(builder)
+    last = b.state.trace.last_turn
+    if _open_turn(b) is not None or last == 0:
+        return None
+    return b.event("turn/end", {"turn": last, "reason": {"kind": "completed"}}, False)
+
+
+def _turn_end_legacy_reason(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``turn/end`` with a v0 reason (aborted without cause, disposed, error with failure) or an unknown kind."""
+    b = _scratch(builder)
+    if _open_turn(b) is None or _open_step(b) is not None:
+        return None
+    reason = rng.choice(
+        (
+            {"kind": "aborted"},
+            {"kind": "disposed"},
+            {"kind": "error", "step": 1, "failure": {"message": "overloaded", "code": "E_OVERLOADED"}},
+            {"kind": "cancelled"},
+        )
+    )
+    return b.turn_end(reason, commit=False)
+
+
+def _step_start_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``step/start`` after the turn ended."""
+    b = _scratch(builder)
+    if _open_turn(b) is not None:
+        return None
+    return b.event("step/start", {"turn": max(b.state.trace.last_turn, 1), "step": 1}, False)
+
+
+def _step_start_other_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``step/start`` naming the next turn while this one is open."""
+    b = _scratch(builder)
+    turn = _open_turn(b)
+    if turn is None or _open_step(b) is not None:
+        return None
+    return b.event("step/start", {"turn": turn + 1, "step": b.state.trace.last_step + 1}, False)
+
+
+def _step_start_while_open(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``step/start`` while a step is still open (a step/end was lost)."""
+    b = _scratch(builder)
+    step = _open_step(b)
+    if step is None:
+        return None
+    return b.event("step/start", {"turn": step[0], "step": step[1] + 1}, False)
+
+
+def _step_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``step/start`` that skips a number, or restarts at 1 within the turn."""
+    b = _scratch(builder)
+    turn = _open_turn(b)
+    if turn is None or _open_step(b) is not None:
+        return None
+    last = b.state.trace.last_step
+    return b.event("step/start", {"turn": turn, "step": rng.choice([last + 2] + ([1] if last >= 1 else []))}, False)
+
+
+def _step_end_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``step/end`` naming another step than the open one."""
+    b = _scratch(builder)
+    step = _open_step(b)
+    if step is None:
+        return None
+    other = rng.choice([step[1] + 1] + ([step[1] - 1] if step[1] >= 2 else []))
+    return b.event("step/end", {"turn": step[0], "step": other}, False)
+
+
+def _step_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A second ``step/end`` for a step that is already closed."""
+    b = _scratch(builder)
+    turn, last = _open_turn(b), b.state.trace.last_step
+    if turn is None or _open_step(b) is not None or last == 0:
+        return None
+    return b.event("step/end", {"turn": turn, "step": last}, False)
+
+
+def _turn_end_step_open(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``turn/end`` written while its last step is still open."""
+    b = _scratch(builder)
+    return None if _open_step(b) is None else b.turn_end(commit=False)
+
+
+def _header_before_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A request header written before the turn that sends it has started."""
+    b = _scratch(builder)
+    if _open_turn(b) is not None:
+        return None
+    return _header_event(b, basic_header(), "initial" if b.state.header is None else "resume")
+
+
+def _todo_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``todo/write`` between turns."""
+    b = _scratch(builder)
+    if _open_turn(b) is not None:
+        return None
+    return b.event("todo/write", {"todos": [{"content": "Run the tests", "status": rng.choice(("pending", "completed"))}]}, False)
+
+
+def _late_rewrite(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool-result rewrite written after its turn ended."""
+    b = _scratch(builder)
+    results = _tool_results(b)
+    if _open_turn(b) is not None or not results:
+        return None
+    seq = rng.choice(results)
+    return _rewrite(b, seq, seq, _elided(_data(b.state.events[seq])))
+
+
+def _assistant_after_step_end(builder: SessionBuilder, rng: random.Random) -> object:
+    """An assistant message written after its ``step/end``."""
+    b = _scratch(builder)
+    turn, last = _open_turn(b), b.state.trace.last_step
+    if turn is None or _open_step(b) is not None or last == 0:
+        return None
+    e = _assistant(b, ())
+    e["data"]["step"] = last
+    return e
+
+
+def _chunk_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
+    """A streaming chunk naming another step than the open one."""
+    b = _scratch(builder)
+    step = _open_step(b)
+    if step is None:
+        return None
+    e = b.chunk(commit=False)
+    e["data"]["step"] = rng.choice([step[1] + 1] + ([step[1] - 1] if step[1] >= 2 else []))
+    return e
+
+
+def _answered_in_step(b: SessionBuilder) -> list[str]:
+    """The calls answered by a ``tool/result`` in the open step."""
+    return [c for e in _step_events(b) if e.type == "tool/result" and (c := tool_result_call_id(e))]
+
+
+def _result_for_unrecorded_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool result for a call the model asked for but whose start was never recorded."""
+    b = _scratch(builder)
+    if _open_step(b) is None or b.state.pending_calls == 0:
+        return None
+    events = _step_events(b)
+    asked = [c for e in events for c in tool_call_ids(e)]
+    recorded = {str(_data(e)["callId"]) for e in events if e.type == "tool/call"}
+    unrecorded = [c for c in asked if c not in recorded] or ["call-never-asked"]
+    return b.tool_result(rng.choice(unrecorded), commit=False)
+
+
+def _result_answered_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A second tool result for a call already answered in this step, while other calls are pending."""
+    b = _scratch(builder)
+    if _open_step(b) is None or b.state.pending_calls == 0:
+        return None
+    answered = _answered_in_step(b)
+    return b.tool_result(rng.choice(answered), commit=False) if answered else None
+
+
+# -- tool-pairing balance (INV-COMPACT-1, -3, -5) --------------------------------------------------
+
+
+def _result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool result appended when no call is pending on the surface (a retried write of an answered result)."""
+    b = _scratch(builder)
+    if b.state.pending_calls != 0:
+        return None
+    step = _open_step(b)
+    answered = _answered_in_step(b) if step else []
+    call = rng.choice(answered) if answered else "call-orphan"
+    if step is not None:
+        return b.tool_result(call, commit=False)
+    trace = b.state.trace
+    data = b.tool_result_data(call, "ok")
+    data["turn"], data["step"] = max(trace.last_turn, 1), max(trace.last_step, 1)
+    return b.event("tool/result", data, False, surfaceOp="append")
+
+
+def _not_started_result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A "never started" result in the open step when no call is pending on the surface.
+
+    The trace exempts such results from needing a recorded start, so the tool-pairing balance is
+    the only rule that refuses it: a port that skips the balance accepts it (with an ordinary
+    result the trace would refuse first and hide the missing check).
+    """
+    b = _scratch(builder)
+    if b.state.pending_calls != 0 or _open_step(b) is None:
+        return None
+    data = b.tool_result_data(rng.choice(["call-orphan", *_answered_in_step(b)]), "The tool call never started.", is_error=True)
+    data["error"] = {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
+    return b.event("tool/result", data, False, surfaceOp="append")
+
+
+def _compaction_splits_pair(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction whose range separates a tool call from its result."""
+    b = _scratch(builder)
+    nodes = b.state.surface.nodes
+    counts = running_counts(nodes, b.state.events)
+    assert not isinstance(counts, Violation)
+    splits = [
+        (nodes[i], nodes[j])
+        for i in range(len(nodes))
+        for j in range(i, len(nodes))
+        if (counts[i] == 0) != (counts[j + 1] == 0)
+    ]
+    if not splits:
+        return None
+    return b.compaction(*rng.choice(splits), commit=False)
+
+
+def _summary_asks_for_tools(builder: SessionBuilder, rng: random.Random) -> object:
+    """An assistant-message replacement over a legal range that asks for a tool call of its own."""
+    b = _scratch(builder)
+    picked = _legal_range(b, rng)
+    if picked is None or _open_step(b) is None:
+        return None
+    start, end = picked
+    e = _assistant(b, (f"call-{rng.randrange(1000)}",))
+    return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": _shadowed_by(b, start, end)}
+
+
+def _cuts_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+    """A balance query for a seq that is not on the surface: shadowed, log-only, or not yet written."""
+    b = _scratch(builder)
+    return rng.choice(_shadowed_seqs(b) or _off_surface_seqs(b) or [b.next_seq])
+
+
+# -- seeds ------------------------------------------------------------------------------------------
+
+
+def _seed_window(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed copied from the middle of a parent's log, keeping the parent's seqs."""
+    events = builder.events
+    return events[rng.randrange(1, len(events)) :] if len(events) >= 2 else None
+
+
+def _seed_bad_marker(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed closed by a malformed end-of-seed marker."""
+    return [*builder.events, _end_seed_not_inherited(builder, rng)]
+
+
+def _seed_header_delta(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed taken from an old log that still holds a header delta."""
+    return [*builder.events, _header_delta(builder, rng)]
+
+
+# -- stored logs (INV-JSONL) ------------------------------------------------------------------------
+
+
+def _jsonl_lines(builder: SessionBuilder, header: dict[str, Any] | None = None) -> list[str]:
+    """The stored form of the builder's log, one string per line (without newlines)."""
+    return encode_jsonl(header or STORED_HEADER, builder.state.events).split("\n")[:-1]
+
+
+def _text(lines: Sequence[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def _torn_header(builder: SessionBuilder, rng: random.Random) -> object:
+    """A log whose header line was torn by a crash (or an empty file)."""
+    return rng.choice((json.dumps(STORED_HEADER), json.dumps(STORED_HEADER)[:20], ""))
+
+
+def _header_line(builder: SessionBuilder, **changes: Any) -> str:
+    lines = _jsonl_lines(builder)
+    lines[0] = json.dumps({**STORED_HEADER, **changes})
+    return _text(lines)
+
+
+def _header_retired_member(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header line with the retired ``sandboxMode`` or ``approvalPolicy``."""
+    return _header_line(builder, **rng.choice(({"sandboxMode": "workspace-write"}, {"approvalPolicy": "on-request"})))
+
+
+def _header_fractional_created_at(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header line with a fractional ``createdAt``."""
+    return _header_line(builder, createdAt=1_700_000_000_000.5)
+
+
+def _header_relative_cwd(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header line whose ``cwd`` is a relative path."""
+    return _header_line(builder, cwd=rng.choice(("project", "./src", "~/work")))
+
+
+def _newer_version(builder: SessionBuilder, rng: random.Random) -> object:
+    """A log written by a later format version."""
+    return _header_line(builder, version=rng.choice((2, 3, 4)))
+
+
+def _crlf_line(builder: SessionBuilder, rng: random.Random) -> object:
+    """A line in the middle of the log ending in CRLF (edited on another platform)."""
+    lines = _jsonl_lines(builder)
+    index = rng.randrange(max(len(lines) - 1, 1))
+    lines[index] += "\r"
+    return _text(lines)
+
+
+def _torn_line_in_middle(builder: SessionBuilder, rng: random.Random) -> object:
+    """A torn write followed by more lines: damage before the tail, not a crash at the end."""
+    lines = _jsonl_lines(builder)
+    index = rng.randrange(len(lines))
+    lines[index] = lines[index][: max(len(lines[index]) // 2, 1)]
+    return _text([*lines, json.dumps(_benign(_scratch(builder), rng))] if index == len(lines) - 1 else lines)
+
+
+def _duplicate_key_line(builder: SessionBuilder, rng: random.Random) -> object:
+    """A line holding the same key twice."""
+    lines = _jsonl_lines(builder)
+    index = rng.randrange(len(lines))
+    lines[index] = lines[index][:-1] + ',"type":"session/title"}'
+    return _text(lines)
+
+
+def _bom_header(builder: SessionBuilder, rng: random.Random) -> object:
+    """A log starting with a UTF-8 byte-order mark."""
+    return "\ufeff" + _text(_jsonl_lines(builder))
+
+
+def _duplicated_last_line(builder: SessionBuilder, rng: random.Random) -> object:
+    """A log whose last line was written twice, so a seq repeats."""
+    lines = _jsonl_lines(builder)
+    return _text([*lines, lines[-1]]) if len(lines) >= 2 else None
+
+
+def _jsonl_unknown_line(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v1 log holding a line of a later format's event type."""
+    return _text([*_jsonl_lines(builder), json.dumps(_later_format_event(builder, rng))])
+
+
+def _jsonl_v0_mode_set(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log holding a ``mode/set``: the edge refuses it on load."""
+    return _text([*_jsonl_lines(builder, {**STORED_HEADER, "version": 0}), json.dumps(_mode_set(builder, rng))])
+
+
+# -- v0 logs (INV-LEGACY) --------------------------------------------------------------------------
+
+
+def _v0_log(builder: SessionBuilder, rng: random.Random, extra: RawEvent, version: int = 0) -> dict[str, Any]:
+    """The builder's log as a v0 log (with v0 ``turn/start`` triggers), plus ``extra`` at the end."""
+    events = builder.events
+    for event in events:
+        if event["type"] == "turn/start" and rng.random() < 0.5:
+            event["data"]["trigger"] = "user"
+    return {"header": {**STORED_HEADER, "version": version}, "events": [*events, extra]}
+
+
+def _v0_mode_set(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log holding a ``mode/set``."""
+    return _v0_log(builder, rng, _mode_set(builder, rng))
+
+
+def _v0_header_delta(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log holding a ``request/header-delta``."""
+    return _v0_log(builder, rng, _header_delta(builder, rng))
+
+
+def _v0_fallback(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log holding a ``fallback`` full header."""
+    return _v0_log(builder, rng, _header_event(_scratch(builder), basic_header(), "fallback"))
+
+
+def _v0_ignorable_unknown(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log holding an ignorable event outside the frozen v0 inventory."""
+    e = _later_format_event(builder, rng)
+    assert isinstance(e, dict)
+    return _v0_log(builder, rng, {**e, "ignorable": True})
+
+
+def _v0_newer_version(builder: SessionBuilder, rng: random.Random) -> object:
+    """A log of a later format version handed to the v0 edge."""
+    return _v0_log(builder, rng, _benign(_scratch(builder), rng), version=rng.choice((2, 3)))
+
+
+def _m(name: str, code: Code, context: Context, build: Build) -> Mutation:
+    return Mutation(name, code, context, build)
+
+
+C = Code
+MUTATIONS: tuple[Mutation, ...] = (
+    # envelope, JSON values, contiguity
+    _m("event_as_array", C.ENVELOPE_NOT_OBJECT, "append", _event_as_array),
+    _m("event_double_encoded", C.ENVELOPE_NOT_OBJECT, "append", _event_double_encoded),
+    _m("envelope_stray_key", C.ENVELOPE_UNKNOWN_KEY, "append", _envelope_stray_key),
+    _m("envelope_missing_key", C.ENVELOPE_MISSING_KEY, "append", _envelope_missing_key),
+    _m("empty_event_type", C.ENVELOPE_BAD_TYPE, "append", _empty_type),
+    _m("seq_not_natural", C.ENVELOPE_BAD_SEQ, "append", _seq_not_natural),
+    _m("time_not_integer", C.ENVELOPE_BAD_TIME, "append", _time_not_integer),
+    _m("ignorable_false", C.ENVELOPE_BAD_IGNORABLE, "append", _ignorable_false),
+    _m("unsafe_integer_in_data", C.JSON_NOT_LOSSLESS, "append", _unsafe_integer),
+    _m("negative_zero_in_data", C.JSON_NOT_LOSSLESS, "append", _negative_zero),
+    _m("duplicate_last_event", C.SEQ_NOT_CONTIGUOUS, "append", _duplicate_last_event),
+    _m("skipped_seq", C.SEQ_NOT_CONTIGUOUS, "append", _skipped_seq),
+    _m("seed_window_not_from_zero", C.SEQ_NOT_CONTIGUOUS, "seed", _seed_window),
+    _m("jsonl_duplicated_last_line", C.SEQ_NOT_CONTIGUOUS, "load", _duplicated_last_line),
+    # vocabulary and payload shapes
+    _m("later_format_event", C.UNKNOWN_EVENT_TYPE, "append", _later_format_event),
+    _m("jsonl_later_format_line", C.UNKNOWN_EVENT_TYPE, "load", _jsonl_unknown_line),
+    _m("end_seed_not_inherited", C.END_SEED_INVALID, "append", _end_seed_not_inherited),
+    _m("seed_with_bad_marker", C.END_SEED_INVALID, "seed", _seed_bad_marker),
+    _m("user_message_without_id", C.USER_MESSAGE_INVALID, "append", _user_message_without_id),
+    _m("user_message_assistant_role", C.USER_MESSAGE_INVALID, "append", _user_message_assistant_role),
+    _m("assistant_arguments_object", C.ASSISTANT_MESSAGE_INVALID, "append", _assistant_arguments_object),
+    _m("assistant_duplicate_call_ids", C.ASSISTANT_MESSAGE_INVALID, "append", _assistant_duplicate_call_ids),
+    _m("assistant_v0_provenance", C.ASSISTANT_MESSAGE_INVALID, "append", _assistant_v0_provenance),
+    _m("tool_result_mismatched_ids", C.TOOL_RESULT_INVALID, "append", _tool_result_mismatched_ids),
+    _m("tool_result_is_error_not_bool", C.TOOL_RESULT_INVALID, "append", _tool_result_is_error_string),
+    _m("tool_result_v0_flat", C.TOOL_RESULT_INVALID, "append", _tool_result_v0_flat),
+    # request headers
+    _m("header_message_prefix", C.HEADER_INVALID, "append", _header_message_prefix),
+    _m("header_starts_series_false", C.HEADER_INVALID, "append", _header_starts_series_false),
+    _m("header_duplicate_tools", C.HEADER_INVALID, "append", _header_duplicate_tools),
+    _m("header_unpinned", C.HEADER_NOT_PINNED, "append", _header_unpinned),
+    _m("adapter_default_without_value", C.HEADER_ADAPTER_DEFAULTS_INVALID, "append", _adapter_default_without_value),
+    _m("header_empty_system", C.HEADER_NOT_CANONICAL, "append", _header_empty_system),
+    _m("header_empty_tools_or_defaults", C.HEADER_NOT_CANONICAL, "append", _header_empty_tools),
+    _m("header_unknown_reason", C.HEADER_REASON_INVALID, "append", _header_unknown_reason),
+    # surface
+    _m("summary_with_surface_op", C.SURFACE_OP_FORBIDDEN, "append", _summary_with_surface_op),
+    _m("tool_call_with_surface_op", C.SURFACE_OP_FORBIDDEN, "append", _tool_call_with_surface_op),
+    _m("summary_with_sources", C.SOURCES_FORBIDDEN, "append", _summary_with_sources),
+    _m("user_message_without_surface_op", C.SURFACE_OP_MISSING, "append", _user_message_without_op),
+    _m("surface_op_misspelt", C.SURFACE_OP_INVALID, "append", _surface_op_misspelt),
+    _m("replace_start_shadowed", C.REPLACE_START_NOT_ON_SURFACE, "append", _replace_start_shadowed),
+    _m("replace_start_off_surface", C.REPLACE_START_NOT_ON_SURFACE, "append", _replace_start_off_surface),
+    _m("replace_end_off_surface", C.REPLACE_END_NOT_ON_SURFACE, "append", _replace_end_off_surface),
+    _m("replace_range_swapped", C.REPLACE_RANGE_INVERTED, "append", _replace_range_swapped),
+    _m("sources_range_encoded", C.SOURCES_INVALID, "append", _sources_range_encoded),
+    _m("sources_empty_on_user_message", C.SOURCES_EMPTY, "append", _sources_empty),
+    _m("compaction_cites_node_twice", C.SOURCES_DUPLICATE, "append", _compaction_cites_twice),
+    _m("append_cites_event_twice", C.SOURCES_DUPLICATE, "append", _append_cites_twice),
+    _m("sources_cite_self", C.SOURCES_NOT_EARLIER, "append", _sources_cite_self),
+    _m("compaction_misses_shadowed_node", C.SOURCES_MISSING_SHADOWED, "append", _compaction_misses_shadowed),
+    _m("rewrite_spans_two_nodes", C.TOOL_REWRITE_SPAN, "append", _rewrite_spans_two),
+    _m("rewrite_targets_message", C.TOOL_REWRITE_TARGET, "append", _rewrite_targets_message),
+    _m("rewrite_flips_is_error", C.TOOL_REWRITE_CHANGES, "append", _rewrite_flips_is_error),
+    _m("rewrite_changes_call_or_id", C.TOOL_REWRITE_CHANGES, "append", _rewrite_changes_call),
+    # trace
+    _m("turn_start_with_trigger", C.TRACE_DATA_INVALID, "append", _turn_start_with_trigger),
+    _m("tool_call_arguments_object", C.TRACE_DATA_INVALID, "append", _tool_call_arguments_object),
+    _m("step_end_without_turn", C.TRACE_DATA_INVALID, "append", _step_end_without_turn),
+    _m("turn_start_while_turn_open", C.TURN_ALREADY_OPEN, "append", _turn_start_while_open),
+    _m("turn_number_skipped", C.TURN_NUMBER, "append", _turn_number_skipped),
+    _m("turn_end_wrong_number", C.TURN_END_MISMATCH, "append", _turn_end_wrong_number),
+    _m("turn_end_twice", C.TURN_END_MISMATCH, "append", _turn_end_twice),
+    _m("turn_end_legacy_reason", C.TURN_END_REASON_INVALID, "append", _turn_end_legacy_reason),
+    _m("step_start_outside_turn", C.STEP_OUTSIDE_TURN, "append", _step_start_outside_turn),
+    _m("step_start_names_other_turn", C.STEP_OUTSIDE_TURN, "append", _step_start_other_turn),
+    _m("step_start_while_step_open", C.STEP_ALREADY_OPEN, "append", _step_start_while_open),
+    _m("step_number_skipped", C.STEP_NUMBER, "append", _step_number_skipped),
+    _m("step_end_wrong_step", C.STEP_END_MISMATCH, "append", _step_end_wrong_step),
+    _m("step_end_twice", C.STEP_END_MISMATCH, "append", _step_end_twice),
+    _m("turn_end_with_step_open", C.STEP_STILL_OPEN, "append", _turn_end_step_open),
+    _m("header_before_turn_start", C.EVENT_OUTSIDE_TURN, "append", _header_before_turn),
+    _m("todo_write_outside_turn", C.EVENT_OUTSIDE_TURN, "append", _todo_outside_turn),
+    _m("rewrite_after_turn_end", C.EVENT_OUTSIDE_TURN, "append", _late_rewrite),
+    _m("assistant_after_step_end", C.EVENT_OUTSIDE_STEP, "append", _assistant_after_step_end),
+    _m("chunk_names_other_step", C.EVENT_OUTSIDE_STEP, "append", _chunk_wrong_step),
+    _m("result_for_unrecorded_call", C.TOOL_RESULT_UNPAIRED, "append", _result_for_unrecorded_call),
+    _m("result_answered_twice", C.TOOL_RESULT_UNPAIRED, "append", _result_answered_twice),
+    # tool-pairing balance
+    _m("result_without_pending_call", C.TOOL_PAIRING_NEGATIVE, "append", _result_without_pending_call),
+    _m("not_started_result_without_pending_call", C.TOOL_PAIRING_NEGATIVE, "append", _not_started_result_without_pending_call),
+    _m("compaction_splits_tool_pair", C.REPLACE_SPLITS_TOOL_PAIR, "append", _compaction_splits_pair),
+    _m("summary_asks_for_tools", C.REPLACE_SPLITS_TOOL_PAIR, "append", _summary_asks_for_tools),
+    _m("cuts_off_surface", C.NOT_ON_SURFACE, "cuts", _cuts_off_surface),
+    # stored logs
+    _m("jsonl_torn_header", C.JSONL_HEADER_MISSING, "load", _torn_header),
+    _m("jsonl_header_retired_member", C.JSONL_HEADER_INVALID, "load", _header_retired_member),
+    _m("jsonl_header_fractional_created_at", C.JSONL_HEADER_INVALID, "load", _header_fractional_created_at),
+    _m("jsonl_header_relative_cwd", C.JSONL_HEADER_INVALID, "load", _header_relative_cwd),
+    _m("jsonl_crlf_line", C.JSONL_MALFORMED_LINE, "load", _crlf_line),
+    _m("jsonl_torn_line_in_middle", C.JSONL_MALFORMED_LINE, "load", _torn_line_in_middle),
+    _m("jsonl_duplicate_key", C.JSONL_MALFORMED_LINE, "load", _duplicate_key_line),
+    _m("jsonl_byte_order_mark", C.JSONL_MALFORMED_LINE, "load", _bom_header),
+    _m("jsonl_newer_version", C.FORMAT_VERSION_UNSUPPORTED, "load", _newer_version),
+    # legacy forms, on v1 paths and at the v0 edge
+    _m("header_delta_event", C.LEGACY_HEADER_DELTA, "append", _header_delta),
+    _m("seed_with_header_delta", C.LEGACY_HEADER_DELTA, "seed", _seed_header_delta),
+    _m("v0_header_delta", C.LEGACY_HEADER_DELTA, "upgrade", _v0_header_delta),
+    _m("header_fallback_reason", C.LEGACY_FALLBACK_REASON, "append", _header_fallback_reason),
+    _m("v0_fallback_header", C.LEGACY_FALLBACK_REASON, "upgrade", _v0_fallback),
+    _m("mode_set_event", C.LEGACY_MODE_SET, "append", _mode_set),
+    _m("v0_mode_set", C.LEGACY_MODE_SET, "upgrade", _v0_mode_set),
+    _m("jsonl_v0_mode_set", C.LEGACY_MODE_SET, "load", _jsonl_v0_mode_set),
+    _m("v0_ignorable_unknown_type", C.LEGACY_UNKNOWN_TYPE, "upgrade", _v0_ignorable_unknown),
+    _m("v0_edge_newer_version", C.FORMAT_VERSION_UNSUPPORTED, "upgrade", _v0_newer_version),
+)
+assert len({m.name for m in MUTATIONS}) == len(MUTATIONS), "duplicate mutation name"
+
+_BY_CODE: dict[Code, tuple[Mutation, ...]] = {code: tuple(m for m in MUTATIONS if m.code is code) for code in Code}
+
+
+def mutations_for(code: Code) -> tuple[Mutation, ...]:
+    """The mutations that produce ``code``, in catalogue order."""
+    return _BY_CODE[code]
+
+
+def applicable(builder: SessionBuilder, rng: random.Random) -> tuple[Candidate, ...]:
+    """Every mutation that applies to ``builder``'s state, with the candidate it built."""
+    built = (Candidate(m, m.build(builder, rng)) for m in MUTATIONS)
+    return tuple(c for c in built if c.value is not None)
+
+
+def submit(builder: SessionBuilder, candidate: Candidate) -> object:
+    """The contracted model's answer to ``candidate`` in its context: a :class:`Violation` or the accepted result."""
+    value, state = candidate.value, builder.state
+    if candidate.context == "append":
+        return append_event(state, value)
+    if candidate.context == "seed":
+        return seed_session(value)
+    if candidate.context == "load":
+        return load_session(value)
+    if candidate.context == "upgrade":
+        header, events = freeze(value["header"]), tuple(freeze(e) for e in value["events"])
+        assert isinstance(header, Mapping)
+        return upgrade_v0(StoredLog(header, events))  # type: ignore[arg-type]
+    return balanced_around(state.surface.nodes, state.events, value)

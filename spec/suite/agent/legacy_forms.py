@@ -1,0 +1,80 @@
+"""Writing a v1 session back in the legacy forms a v0 harness used.
+
+Each form is the inverse of one normalisation of the v0-to-v1 edge (N1–N7 in :mod:`sessionlog_spec.model.legacy`):
+``turn/start.trigger``, legacy turn-end reasons, ``steering/message``, pre-identity messages,
+``messagePrefix``, non-canonical header snapshots and ``compact/*`` names.  A *style* is the set of
+forms a given v0 writer used; :func:`v0_events` applies every form of the style to every event it
+fits, varying the spelling by seq so one log holds several spellings of the same form.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+FORMS = ("trigger", "legacy-reasons", "steering", "pre-identity", "message-prefix", "non-canonical", "compact-names")
+
+
+def v0_events(events: Iterable[Mapping[str, Any]], style: frozenset[str]) -> list[dict[str, Any]]:
+    """``events`` (a valid v1 log) as a v0 writer with ``style`` would have written them."""
+    return [v0_event(copy.deepcopy(dict(event)), style) for event in events]
+
+
+def v0_event(event: dict[str, Any], style: frozenset[str]) -> dict[str, Any]:
+    """One event in the legacy spelling ``style`` gives it (itself when no form fits)."""
+    type_, seq, data = event["type"], event["seq"], event["data"]
+    if type_ == "turn/start" and "trigger" in style:
+        data["trigger"] = "user" if seq % 2 else {"kind": "user"}
+    elif type_ == "turn/end" and "legacy-reasons" in style:
+        data["reason"] = legacy_reason(data["reason"], seq)
+    elif type_ == "user/message" and "steering" in style and _plain_append(event) and seq % 3 != 2:
+        event["type"] = "steering/message"
+        bare = {"turn": 1, "content": data["content"], "source": data["source"]}
+        event["data"] = {"turn": 1, "message": data} if seq % 3 == 0 else bare
+        if seq % 2:
+            del event["surfaceOp"]
+    elif type_ in ("user/message", "assistant/message", "tool/result") and "pre-identity" in style:
+        event["data"] = pre_identity(type_, data)
+    elif type_ == "request/header":
+        header = data["header"]
+        if "message-prefix" in style:
+            header["messagePrefix"] = [{"role": "user", "content": [{"type": "text", "text": "earlier"}]}]
+        if "non-canonical" in style:
+            for key, empty in (("system", ""), ("tools", []), ("adapterDefaults", {})):
+                header.setdefault(key, empty)
+    elif type_.startswith("compaction/") and "compact-names" in style:
+        event["type"] = "compact/" + type_.split("/", 1)[1]
+    return event
+
+
+def _plain_append(event: Mapping[str, Any]) -> bool:
+    return event.get("surfaceOp") == "append" and "sourceEventSeqs" not in event
+
+
+def legacy_reason(reason: dict[str, Any], seq: int) -> dict[str, Any]:
+    """A legacy spelling of a v1 turn-end reason that the edge maps back to it."""
+    kind = reason["kind"]
+    cause = reason.get("reason", {}).get("kind") if kind == "aborted" else None
+    if cause == "legacy":
+        return {"kind": "aborted"}
+    if cause == "disposed":
+        return {"kind": "disposed"}
+    if kind == "error":
+        if seq % 2:
+            return {"kind": "error", "step": 1, "failure": dict(reason["error"])}
+        return {"kind": "error", **reason["error"]}
+    return reason
+
+
+def pre_identity(type_: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A message payload as written before messages had ids."""
+    if type_ == "user/message":
+        return {"content": data["content"], "source": data["source"]}
+    rest = {k: v for k, v in data.items() if k != "message"}
+    message = data["message"]
+    if type_ == "assistant/message":
+        provenance = {k: v for k, v in message["source"].items() if k != "kind"}
+        return {**rest, "content": message["content"], "provenance": provenance}
+    block = message["content"][0]
+    return {**rest, "callId": message["source"]["callId"], "content": block["content"], "isError": block["isError"]}

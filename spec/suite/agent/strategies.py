@@ -1,0 +1,644 @@
+"""Hypothesis strategies: realistic valid sessions, v0 logs, headers, and hostile candidates.
+
+The session strategies play the harness through :class:`~sessionlog_spec.suite.agent.builder.SessionBuilder`: at every
+point they look at what the log allows next (open a turn, ask for tool calls, start and answer
+them, compact a legal range, rewrite a tool result, write a header snapshot, log an ignorable
+event, …), draw one of those actions, and commit it through the model.  So every generated session
+is valid by construction, a prefix of it is a session *cut* at an arbitrary point (open turn, open
+step, pending calls), and shrinking removes actions rather than breaking the log.
+
+The candidate strategies go the other way: arbitrary JSON-ish values, envelopes with drawn members,
+and valid next events with one member mutated, for checking that whatever is refused changes
+nothing.
+
+:func:`property_settings` is the Hypothesis profile the property tests use; ``HYPOTHESIS_PROFILE``
+selects a deeper one (``dev``, ``nightly``) or any profile registered elsewhere.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from sessionlog_spec.model.event import KNOWN_EVENT_TYPES
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, JsonObject, as_object, freeze
+from sessionlog_spec.model.legacy import StoredLog
+from sessionlog_spec.model.repair import scan_open_tail
+from sessionlog_spec.model.trace import ABORT_CAUSES, TOOL_NOT_STARTED
+from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, text_block
+
+# -- settings ---------------------------------------------------------------------------------
+
+PROFILE_ENV = "HYPOTHESIS_PROFILE"
+_PROFILES: dict[str, dict[str, Any]] = {
+    # CI: the whole property suite in well under a minute on two cores.
+    "sessionlog-ci": {"max_examples": 50},
+    "sessionlog-dev": {"max_examples": 300},
+    "sessionlog-nightly": {"max_examples": 2000},
+}
+_ALIASES = {"ci": "sessionlog-ci", "default": "sessionlog-ci", "dev": "sessionlog-dev", "nightly": "sessionlog-nightly"}
+for _name, _options in _PROFILES.items():
+    settings.register_profile(
+        _name,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+        **_options,
+    )
+
+
+def property_settings(scale: float = 1.0) -> settings:
+    """The settings for a property test: the profile named by ``HYPOTHESIS_PROFILE`` (default ``ci``).
+
+    ``scale`` shrinks or grows the example count for a test that is much cheaper or dearer than
+    the others, so every profile keeps its overall budget.
+    """
+    name = os.environ.get(PROFILE_ENV, "ci")
+    profile = settings.get_profile(_ALIASES.get(name, name))
+    return settings(profile, max_examples=max(1, round(profile.max_examples * scale)))
+
+
+# -- JSON values ------------------------------------------------------------------------------
+
+SAFE_INTEGERS = st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
+"""Short text, including non-ASCII and control characters, never lone surrogates."""
+WORDS = st.text("abcdefghij klmnopé→", min_size=1, max_size=10)
+
+
+def _lossless_float(x: float) -> bool:
+    return not (x == 0.0 and str(x).startswith("-"))
+
+
+JSON_SCALARS: st.SearchStrategy[object] = st.one_of(
+    st.none(),
+    st.booleans(),
+    SAFE_INTEGERS,
+    st.floats(allow_nan=False, allow_infinity=False).filter(_lossless_float),
+    TEXT,
+)
+
+
+def json_values(max_leaves: int = 8) -> st.SearchStrategy[object]:
+    """Lossless JSON values as a JSON parser returns them (``dict``/``list``)."""
+    return st.recursive(
+        JSON_SCALARS,
+        lambda children: st.lists(children, max_size=3) | st.dictionaries(TEXT, children, max_size=3),
+        max_leaves=max_leaves,
+    )
+
+
+def json_objects(max_leaves: int = 6) -> st.SearchStrategy[dict[str, object]]:
+    """Lossless JSON objects."""
+    return st.dictionaries(TEXT, json_values(max_leaves), max_size=3)
+
+
+class _Opaque:
+    """A Python object that is not JSON at all."""
+
+    def __repr__(self) -> str:
+        return "<opaque>"
+
+
+NON_JSON_SCALARS: st.SearchStrategy[object] = st.one_of(
+    st.sampled_from([float("nan"), float("inf"), float("-inf"), -0.0, 2**53, -(2**53), 10**30]),
+    st.binary(max_size=3),
+    st.builds(_Opaque),
+    st.sets(st.integers(0, 3), max_size=2),
+    st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=10),
+)
+
+
+def raw_json(max_leaves: int = 8) -> st.SearchStrategy[object]:
+    """JSON-ish values: mostly lossless JSON, sometimes not JSON at all (NaN, -0, huge ints, bytes, int keys)."""
+    scalars = st.one_of(JSON_SCALARS, JSON_SCALARS, NON_JSON_SCALARS)
+    keys = st.one_of(TEXT, TEXT, TEXT, st.integers(-2, 2), st.none())
+    return st.recursive(
+        scalars,
+        lambda children: st.lists(children, max_size=3) | st.tuples(children) | st.dictionaries(keys, children, max_size=3),
+        max_leaves=max_leaves,
+    )
+
+
+# -- request headers --------------------------------------------------------------------------
+
+MODELS = st.sampled_from([("deepseek", "deepseek-chat"), ("deepseek", "deepseek-reasoner"), ("openai", "gpt-5")])
+TOOL_NAMES = ("read_file", "write_file", "bash", "grep")
+
+
+@st.composite
+def headers(draw: st.DrawFn, canonical: bool | None = None) -> dict[str, Any]:
+    """A well-formed, pinned request header; canonical when ``canonical`` is true, not when false,
+    either when ``None``.  Members come in a drawn order (equality must ignore it)."""
+    provider, model = draw(MODELS)
+    config: dict[str, Any] = {"provider": provider, "model": model}
+    if draw(st.booleans()):
+        config["reasoningEffort"] = draw(st.sampled_from(["low", "medium", "high"]))
+    if draw(st.booleans()):
+        config["maxTokens"] = draw(st.sampled_from([1024, 4096, MAX_SAFE_INTEGER]))
+    members: dict[str, Any] = {"config": config}
+    markable = [k for k in ("reasoningEffort", "maxTokens") if k in config]
+    marks = draw(st.lists(st.sampled_from(markable), unique=True)) if markable else []
+    if marks:
+        members["adapterDefaults"] = dict.fromkeys(marks, True)
+    system = draw(st.sampled_from([None, "You are a careful coding agent.", "Be brief."]))
+    if system is not None:
+        members["system"] = system
+    tools = draw(st.lists(st.sampled_from(TOOL_NAMES), unique=True, max_size=3))
+    if tools:
+        members["tools"] = [{"name": t, "description": f"the {t} tool"} for t in tools]
+    non_canonical = draw(st.booleans()) if canonical is None else not canonical
+    if non_canonical:
+        # At least one of the three non-canonical spellings of "nothing".
+        options = [k for k in ("system", "tools", "adapterDefaults") if k not in members]
+        if not options:
+            # Drop one member so that its empty spelling can take its place.
+            options = [draw(st.sampled_from(["system", "tools"]))]
+            del members[options[0]]
+        for key in draw(st.lists(st.sampled_from(options), min_size=1, unique=True)):
+            members[key] = {"system": "", "tools": [], "adapterDefaults": {}}[key]
+    order = draw(st.permutations(sorted(members)))
+    return {key: copy.deepcopy(members[key]) for key in order}
+
+
+def frozen_headers(canonical: bool | None = None) -> st.SearchStrategy[JsonObject]:
+    """:func:`headers`, frozen the way the model stores them."""
+    return headers(canonical).map(_freeze_object)
+
+
+def _freeze_object(value: Mapping[str, Any]) -> JsonObject:
+    frozen = as_object(freeze(value))
+    assert frozen is not None
+    return frozen
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+TURN_END_REASONS: st.SearchStrategy[dict[str, Any]] = st.one_of(
+    st.sampled_from([{"kind": k} for k in ("completed", "blocked", "max-tokens", "interrupted")]),
+    st.sampled_from(sorted(ABORT_CAUSES)).map(lambda cause: {"kind": "aborted", "reason": {"kind": cause}}),
+    st.builds(
+        lambda message, code: {"kind": "error", "error": {"message": message, "code": code}},
+        WORDS,
+        st.sampled_from(["PROVIDER_ERROR", "RATE_LIMITED", "UNKNOWN"]),
+    ),
+)
+"""Every v1 turn-end reason kind, with its required facts."""
+
+LOG_ONLY_TYPES = (
+    "session/title",
+    "llm/retry",
+    "approval/asked",
+    "approval/decided",
+    "goal/change",
+    "hook/invoked",
+    "compaction/start",
+    "compaction/end",
+    "compaction/summary",
+    "plan/mode",
+    "model/selection",
+    "feedback/record",
+)
+"""Known types without payload rules that may appear anywhere."""
+TURN_ONLY_TYPES = ("todo/write", "request/context")
+UNKNOWN_TYPE_NAMES = ("x-future/thing", "vendor/telemetry", "agent/mood", "tool/progress")
+"""Types outside the v1 vocabulary (they must carry ``ignorable: true``)."""
+UNKNOWN_TYPES = st.sampled_from(UNKNOWN_TYPE_NAMES)
+assert not {*LOG_ONLY_TYPES, *TURN_ONLY_TYPES} - KNOWN_EVENT_TYPES
+assert not set(UNKNOWN_TYPE_NAMES) & KNOWN_EVENT_TYPES
+
+
+class DrawnSession(SessionBuilder):
+    """A builder whose repr is its log, so a failing example can be read (and replayed) from the report."""
+
+    def __repr__(self) -> str:
+        return f"DrawnSession(events={self.events!r})"
+
+
+def _open_calls(builder: SessionBuilder) -> tuple[list[str], list[str]]:
+    """Calls asked for in the open step: ``(not yet started, started and unanswered)``."""
+    trace = builder.state.trace
+    if trace.open_step is None:
+        return [], []
+    pending = scan_open_tail(builder.state.events).pending
+    unstarted = [p.call_id for p in pending if p.call_seq is None]
+    started = [p.call_id for p in pending if p.call_seq is not None and p.call_id in trace.step_calls]
+    return unstarted, started
+
+
+def applicable_actions(builder: SessionBuilder, unknown_types: bool = True) -> list[str]:
+    """The actions the log allows next, repeated by how often a harness takes them.
+
+    ``unknown_types`` allows ignorable events of types outside the vocabulary (a v0 log may not
+    hold them).
+    """
+    trace = builder.state.trace
+    actions = ["user_message", "log_only"] + (["ignorable"] if unknown_types else [])
+    if builder.legal_ranges():
+        actions += ["compaction"] * 2
+    if trace.open_turn is None:
+        actions += ["turn_start"] * 6
+        return actions
+    actions += ["request_header", "turn_only"]
+    if builder.tool_result_seqs():
+        actions.append("rewrite")
+    if trace.open_step is None:
+        actions += ["step_start"] * 6 + ["turn_end"] * 4
+        return actions
+    unstarted, started = _open_calls(builder)
+    actions += ["assistant_message"] * 5 + ["chunk"] + ["step_end"] * (1 if unstarted or started else 4)
+    if unstarted:
+        actions += ["tool_call"] * 6 + ["not_started_result"]
+    if started:
+        actions += ["tool_result"] * 6
+    return actions
+
+
+def _assistant_data(draw: st.DrawFn, builder: SessionBuilder) -> dict[str, Any]:
+    trace = builder.state.trace
+    content: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        content.append({"type": "reasoning", "text": draw(WORDS)})
+    if draw(st.booleans()):
+        content.append(text_block(draw(TEXT)))
+    calls = draw(st.integers(0, 3))
+    content += [
+        {"type": "tool-call", "id": f"call-{builder.next_seq}-{i}", "name": draw(st.sampled_from(TOOL_NAMES)), "arguments": "{}"}
+        for i in range(calls)
+    ]
+    message = {
+        "id": f"assistant-{builder.next_seq}",
+        "role": "assistant",
+        "content": content,
+        "source": {"kind": "model", **PROVIDER},
+    }
+    data: dict[str, Any] = {"turn": trace.open_turn, "step": trace.open_step, "message": message}
+    if draw(st.booleans()):
+        data["usage"] = {"inputTokens": draw(st.integers(0, 10_000)), "outputTokens": draw(st.integers(0, 4_000))}
+    if not calls and draw(st.integers(0, 5)) == 0:
+        data["interrupted"] = True
+    return data
+
+
+def perform(draw: st.DrawFn, builder: SessionBuilder, action: str, commit: bool = True) -> RawEvent:
+    """Build the event for ``action`` (see :func:`applicable_actions`), committing it unless told not to."""
+    trace = builder.state.trace
+    if action == "turn_start":
+        return builder.turn_start(commit)
+    if action == "turn_end":
+        return builder.turn_end(draw(TURN_END_REASONS), commit)
+    if action == "step_start":
+        return builder.step_start(commit)
+    if action == "step_end":
+        return builder.step_end(commit)
+    if action == "user_message":
+        return builder.user_message(draw(TEXT), commit)
+    if action == "assistant_message":
+        return builder.event("assistant/message", _assistant_data(draw, builder), commit, surfaceOp="append")
+    if action == "chunk":
+        return builder.chunk(draw(TEXT), commit)
+    if action == "tool_call":
+        return builder.tool_call(draw(st.sampled_from(_open_calls(builder)[0])), commit)
+    if action == "tool_result":
+        call_id = draw(st.sampled_from(_open_calls(builder)[1]))
+        data = builder.tool_result_data(call_id, draw(TEXT), is_error=draw(st.booleans()))
+        if data["message"]["content"][0]["isError"] and draw(st.booleans()):
+            data["error"] = {"name": "ToolError", "code": "TOOL_FAILED"}
+        if draw(st.integers(0, 3)) == 0:
+            data["meta"] = {"durationMs": draw(st.integers(0, 60_000))}
+        return builder.event("tool/result", data, commit, surfaceOp="append")
+    if action == "not_started_result":
+        call_id = draw(st.sampled_from(_open_calls(builder)[0]))
+        data = builder.tool_result_data(call_id, "The tool call never started.", is_error=True)
+        data["error"] = {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
+        return builder.event("tool/result", data, commit, surfaceOp="append")
+    if action == "request_header":
+        reason = draw(st.sampled_from(["initial", "resume", "change", "series"]))
+        return builder.request_header(draw(headers(canonical=True)), reason, draw(st.booleans()), commit)
+    if action == "compaction":
+        start, end = draw(st.sampled_from(builder.legal_ranges()))
+        return builder.compaction(start, end, draw(WORDS), commit)
+    if action == "rewrite":
+        return builder.rewrite_tool_result(draw(st.sampled_from(builder.tool_result_seqs())), draw(TEXT), commit)
+    if action == "log_only":
+        envelope = {"ignorable": True} if draw(st.integers(0, 4)) == 0 else {}
+        return builder.event(draw(st.sampled_from(LOG_ONLY_TYPES)), draw(json_values(6)), commit, **envelope)
+    if action == "turn_only":
+        assert trace.open_turn is not None
+        return builder.event(draw(st.sampled_from(TURN_ONLY_TYPES)), draw(json_objects()), commit)
+    if action == "ignorable":
+        return builder.event(draw(UNKNOWN_TYPES), draw(json_values(6)), commit, ignorable=True)
+    raise ValueError(f"unknown action {action!r}")
+
+
+def drive(draw: st.DrawFn, builder: SessionBuilder, steps: int, unknown_types: bool = True) -> SessionBuilder:
+    """Take ``steps`` drawn actions on ``builder``."""
+    for _ in range(steps):
+        perform(draw, builder, draw(st.sampled_from(applicable_actions(builder, unknown_types))))
+    return builder
+
+
+def close(builder: SessionBuilder) -> SessionBuilder:
+    """Finish cleanly the way a harness does: start and answer pending calls, end the step and the turn."""
+    unstarted, _ = _open_calls(builder)
+    for call_id in unstarted:
+        builder.tool_call(call_id)
+    for call_id in _open_calls(builder)[1]:
+        builder.tool_result(call_id)
+    if builder.state.trace.open_step is not None:
+        builder.step_end()
+    if builder.state.trace.open_turn is not None:
+        builder.turn_end()
+    return builder
+
+
+@st.composite
+def sessions(
+    draw: st.DrawFn, min_actions: int = 0, max_actions: int = 30, closed: bool = False, unknown_types: bool = True
+) -> SessionBuilder:
+    """A builder holding a valid session of drawn actions.
+
+    Unless ``closed``, the log stops wherever the actions stop: a turn or a step may be open and
+    tool calls pending, as after a crash.  ``unknown_types`` allows ignorable events of unknown types.
+    """
+    # Hypothesis favours small integers; half the time insist on a long session.
+    longer = st.integers(max(min_actions, max_actions // 2), max_actions)
+    steps = draw(st.one_of(st.integers(min_actions, max_actions), longer))
+    builder = drive(draw, DrawnSession(), steps, unknown_types)
+    return close(builder) if closed else builder
+
+
+@st.composite
+def next_events(draw: st.DrawFn, builder: SessionBuilder) -> RawEvent:
+    """A valid next event for ``builder``'s log, not committed."""
+    probe = copy.copy(builder)  # the state is immutable; only the counters move
+    return perform(draw, probe, draw(st.sampled_from(applicable_actions(probe))), commit=False)
+
+
+# -- hostile candidates -----------------------------------------------------------------------
+
+ENVELOPE_KEY_POOL = ("type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs", "Type", "meta", "")
+SPOILABLE = ("type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs", "missing", "extra")
+CANDIDATE_TYPES = st.one_of(
+    st.sampled_from(sorted(KNOWN_EVENT_TYPES)),
+    st.sampled_from(["request/header-delta", "mode/set", "steering/message", "compact/start", ""]),
+    UNKNOWN_TYPES,
+    TEXT,
+    raw_json(2),
+)
+
+
+def surface_op_candidates(next_seq: int) -> st.SearchStrategy[object]:
+    """Well-formed and malformed ``surfaceOp`` members."""
+    endpoint = st.one_of(st.integers(-1, next_seq + 1), raw_json(1))
+    return st.one_of(
+        st.just("append"),
+        st.sampled_from(["Append", "replace", ""]),
+        st.fixed_dictionaries({"op": st.just("replace"), "start": endpoint, "end": endpoint}),
+        st.fixed_dictionaries(
+            {"op": st.just("replace"), "start": st.integers(0, next_seq), "end": st.integers(0, next_seq), "extra": JSON_SCALARS}
+        ),
+        raw_json(3),
+    )
+
+
+@st.composite
+def envelope_candidates(draw: st.DrawFn, next_seq: int) -> dict[object, object]:
+    """An event-shaped object: a plausible log-only event with zero, one or two members spoilt.
+
+    Spoiling one member at a time lets every check of the envelope order be reached, not only the
+    first few; with nothing spoilt the candidate is usually accepted.
+    """
+    members: dict[object, object] = {
+        "type": draw(st.sampled_from([*LOG_ONLY_TYPES, *UNKNOWN_TYPE_NAMES, "user/message", "turn/start"])),
+        "seq": next_seq,
+        "time": draw(st.integers(0, MAX_SAFE_INTEGER)),
+        "data": draw(json_values()),
+    }
+    if draw(st.booleans()):
+        members["ignorable"] = True
+    spoilt = draw(st.lists(st.sampled_from(SPOILABLE), max_size=2, unique=True))
+    for key in spoilt:
+        if key == "type":
+            members["type"] = draw(CANDIDATE_TYPES)
+        elif key == "seq":
+            members["seq"] = draw(st.one_of(st.integers(-1, next_seq + 2), raw_json(1)))
+        elif key == "time":
+            members["time"] = draw(st.one_of(st.integers(), raw_json(1)))
+        elif key == "data":
+            members["data"] = draw(raw_json())
+        elif key == "ignorable":
+            members["ignorable"] = draw(st.sampled_from([False, 1, None, "true", [True]]))
+        elif key == "surfaceOp":
+            members["surfaceOp"] = draw(surface_op_candidates(next_seq))
+        elif key == "sourceEventSeqs":
+            members["sourceEventSeqs"] = draw(st.one_of(st.lists(st.integers(-1, next_seq + 1), max_size=4), raw_json(2)))
+        elif key == "missing":
+            del members[draw(st.sampled_from(["type", "seq", "time", "data"]))]
+        else:
+            members[draw(st.sampled_from(ENVELOPE_KEY_POOL[7:]))] = draw(raw_json(2))
+    return members
+
+
+def candidates(next_seq: int) -> st.SearchStrategy[object]:
+    """Arbitrary candidates for the next append: any JSON-ish value, or an event-shaped object."""
+    return st.one_of(envelope_candidates(next_seq), raw_json(), envelope_candidates(next_seq))
+
+
+Path = tuple[object, ...]
+
+
+def _paths(value: object, prefix: Path = ()) -> list[Path]:
+    out: list[Path] = [prefix]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            out += _paths(child, (*prefix, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            out += _paths(child, (*prefix, index))
+    return out
+
+
+def _parent(root: Any, path: Path) -> Any:
+    node = root
+    for key in path[:-1]:
+        node = node[key]
+    return node
+
+
+@st.composite
+def mutated(draw: st.DrawFn, raw: RawEvent) -> dict[object, object]:
+    """``raw`` with one drawn change somewhere in it: a member replaced, removed or added, a number nudged."""
+    out: Any = copy.deepcopy(raw)
+    paths = _paths(out)[1:]
+    in_data = [p for p in paths if len(p) > 1 and p[0] == "data"]
+    path = draw(st.sampled_from([*in_data, *in_data, *in_data, *paths]))  # mostly inside the payload
+    parent = _parent(out, path)
+    key: Any = path[-1]
+    old = parent[key]
+    kind = draw(st.sampled_from(["replace", "remove", "add", "nudge", "retype"]))
+    if kind == "remove" and isinstance(parent, dict):
+        del parent[key]
+    elif kind == "add" and isinstance(old, dict):
+        old[draw(st.one_of(st.sampled_from(["id", "role", "turn", "step", "kind", "op", "type"]), TEXT))] = draw(raw_json(2))
+    elif kind == "add" and isinstance(old, list):
+        old.insert(draw(st.integers(0, len(old))), draw(raw_json(2)))
+    elif kind == "nudge" and type(old) is int:
+        parent[key] = old + draw(st.sampled_from([-1, 1, -(10**6), 2**53]))
+    elif kind == "retype":
+        parent[key] = draw(st.sampled_from([None, True, 0, 1.5, "", "x", [], {}]))
+    else:
+        parent[key] = draw(raw_json(3))
+    return dict(out)
+
+
+# -- v0 logs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class V0Case:
+    """A v0 log and the v1 log the edge must turn it into."""
+
+    v0: StoredLog
+    expected: StoredLog
+    forms: frozenset[str]
+    """The legacy forms the v0 log uses (for coverage statistics)."""
+
+
+def _legacy_id(session_id: str, seq: int) -> str:
+    return f"legacy-message:{session_id}:{seq}"
+
+
+@st.composite
+def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
+    """A v0 log written in the legacy forms N1–N7 (mixed with v1 forms), with the expected upgrade.
+
+    The log is a valid v1 session rewritten backwards: each event is, by a draw, kept as is or put
+    in one of its legacy spellings.  Where a legacy form has no message id the edge mints
+    ``legacy-message:<id>:<seq>`` (and a rewriting tool result inherits its target's), so the
+    expected log is the v1 session with those ids.
+    """
+    builder = draw(sessions(max_actions=max_actions, closed=draw(st.booleans()), unknown_types=False))
+    session_id = draw(st.sampled_from(["s-1", "sess-2026", "x"]))
+    v1 = builder.events
+    v0: list[RawEvent] = []
+    expected: list[RawEvent] = []
+    legacy_result_ids: dict[int, str] = {}
+    forms: set[str] = set()
+    legacy = st.booleans()
+    for raw in v1:
+        old, new = copy.deepcopy(raw), copy.deepcopy(raw)
+        type_, seq, data = raw["type"], raw["seq"], raw["data"]
+        op = raw.get("surfaceOp")
+        if type_ == "turn/start" and draw(legacy):
+            old["data"]["trigger"] = draw(st.sampled_from(["user", {"kind": "user"}, {"kind": "schedule", "id": 3}]))
+            forms.add("N1 trigger")
+        elif type_ == "turn/end" and draw(legacy):
+            # Give the turn a reason that has a legacy spelling, then spell it the legacy way.
+            new["data"]["reason"] = draw(LEGACY_SPELLED_REASONS)
+            old["data"]["reason"] = _legacy_reason(draw, new["data"]["reason"], forms)
+        elif type_ == "user/message" and op == "append" and "sourceEventSeqs" not in raw and draw(legacy):
+            form = draw(st.sampled_from(["wrapped", "bare", "pre-identity"]))
+            forms.add(f"N3/N4 user {form}")
+            turn = draw(st.integers(0, 5))
+            if form == "wrapped":
+                old["type"], old["data"] = "steering/message", {"turn": turn, "message": data}
+            elif form == "bare":
+                bare = {"turn": turn, "content": data["content"], "source": data["source"]}
+                old["type"], old["data"] = "steering/message", bare
+                new["data"]["id"] = _legacy_id(session_id, seq)
+            else:
+                old["data"] = {"content": data["content"], "source": data["source"]}
+                new["data"]["id"] = _legacy_id(session_id, seq)
+            if form != "pre-identity" and draw(st.booleans()):
+                del old["surfaceOp"]
+        elif type_ == "user/message" and draw(legacy):
+            old["data"] = {"content": data["content"], "source": data["source"]}
+            new["data"]["id"] = _legacy_id(session_id, seq)
+            forms.add("N4 user pre-identity replace")
+        elif type_ == "assistant/message" and draw(legacy):
+            message = data["message"]
+            provenance = {k: v for k, v in message["source"].items() if k != "kind"}
+            if draw(st.booleans()):
+                provenance["kind"] = "model"
+            old["data"] = {
+                **{k: v for k, v in data.items() if k != "message"},
+                "content": message["content"],
+                "provenance": provenance,
+            }
+            new["data"]["message"]["id"] = _legacy_id(session_id, seq)
+            forms.add("N4 assistant")
+        elif type_ == "tool/result":
+            target = op["start"] if isinstance(op, dict) else None
+            use_legacy = (target in legacy_result_ids) if target is not None else draw(legacy)
+            if use_legacy:
+                message = data["message"]
+                block = message["content"][0]
+                old["data"] = {
+                    **{k: v for k, v in data.items() if k != "message"},
+                    "callId": message["source"]["callId"],
+                    "content": block["content"],
+                    "isError": block["isError"],
+                }
+                minted = legacy_result_ids[target] if target is not None else _legacy_id(session_id, seq)
+                legacy_result_ids[seq] = minted
+                new["data"]["message"]["id"] = minted
+                forms.add("N4 tool result" + (" rewrite" if target is not None else ""))
+        elif type_ == "request/header" and draw(st.sampled_from([True, True, False])):
+            header = old["data"]["header"]
+            if draw(st.booleans()):
+                header["messagePrefix"] = [{"role": "user", "content": [text_block("earlier")]}]
+                forms.add("N5 messagePrefix")
+            for key, empty in (("system", ""), ("tools", []), ("adapterDefaults", {})):
+                if key not in header and draw(st.booleans()):
+                    header[key] = empty
+                    forms.add("N6 non-canonical header")
+        elif type_ in ("compaction/start", "compaction/end", "compaction/summary") and draw(legacy):
+            old["type"] = "compact/" + type_.split("/")[1]
+            forms.add("N7 compact/*")
+        v0.append(old)
+        expected.append(new)
+    created = 1_700_000_000_000
+    header = {"type": "session", "version": 0, "id": session_id, "createdAt": created}
+    return V0Case(
+        v0=StoredLog(_freeze_object(header), tuple(_freeze_object(e) for e in v0)),
+        expected=StoredLog(_freeze_object({**header, "version": 1}), tuple(_freeze_object(e) for e in expected)),
+        forms=frozenset(forms),
+    )
+
+
+LEGACY_SPELLED_REASONS: st.SearchStrategy[dict[str, Any]] = st.one_of(
+    st.sampled_from(["legacy", "disposed"]).map(lambda cause: {"kind": "aborted", "reason": {"kind": cause}}),
+    st.builds(
+        lambda message, code: {"kind": "error", "error": {"message": message, "code": code}},
+        WORDS,
+        st.sampled_from(["PROVIDER_ERROR", "UNKNOWN"]),
+    ),
+)
+"""The v1 turn-end reasons that v0 wrote differently (N2)."""
+
+
+def _legacy_reason(draw: st.DrawFn, reason: Mapping[str, Any], forms: set[str]) -> dict[str, Any]:
+    """A legacy spelling of a v1 turn-end reason that N2 maps back to it (or the reason itself)."""
+    kind = reason["kind"]
+    cause = reason.get("reason", {}).get("kind") if kind == "aborted" else None
+    if cause == "legacy":
+        forms.add("N2 aborted without cause")
+        return {"kind": "aborted"}
+    if cause == "disposed":
+        forms.add("N2 disposed")
+        return {"kind": "disposed"}
+    if kind == "error":
+        error = reason["error"]
+        failure = {"message": error["message"]} if error["code"] == "UNKNOWN" and draw(st.booleans()) else dict(error)
+        if draw(st.booleans()):
+            forms.add("N2 error failure")
+            return {"kind": "error", "step": draw(st.integers(1, 3)), "failure": failure}
+        forms.add("N2 error message/code")
+        return {"kind": "error", **failure}
+    return dict(reason)

@@ -1,0 +1,132 @@
+"""Expected failures: known disagreements a port's CI accepts for now, each with its reason.
+
+An ``--expect-fail`` file (JSON or TOML) lists entries naming a group, an invariant ID or a case id
+(``group/op/kind``, as in counterexample files and reports), and a reason.  A failure an entry
+matches is reported but does not fail the run; an entry that matches nothing although what it
+names was checked is *stale* and fails the run, so the list cannot outlive the bugs it excuses.
+
+JSON: ``{"expected_failures": [{"group": "surface", "reason": "…"}]}`` (or a bare list).
+TOML: ``[[expected_failure]]`` tables with the same keys.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sessionlog_spec.protocol.messages import GROUPS
+from sessionlog_spec.registry import BY_ID
+from sessionlog_spec.suite.run import FAILED, PASSED, Failure, GroupResult
+
+
+class ExpectationError(ValueError):
+    """The expected-failures file is malformed."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One expected failure: what it names, and why it is expected."""
+
+    reason: str
+    group: str | None = None
+    invariant: str | None = None
+    case: str | None = None
+
+    def describe(self) -> str:
+        """What the entry names, in one phrase."""
+        named = [f"{k} {v}" for k, v in (("group", self.group), ("invariant", self.invariant), ("case", self.case)) if v]
+        return ", ".join(named)
+
+    @property
+    def case_group(self) -> str | None:
+        """The group a case id belongs to."""
+        return self.case.split("/")[0] if self.case else None
+
+    def matches(self, failure: Failure) -> bool:
+        """Whether this entry excuses ``failure``."""
+        disagreement = failure.disagreement
+        return (
+            (self.group is None or self.group == disagreement.group)
+            and (self.case is None or self.case == disagreement.case_id)
+            and (self.invariant is None or self.invariant in disagreement.invariants)
+        )
+
+    def checked_by(self, results: Sequence[GroupResult]) -> bool:
+        """Whether this run checked what the entry names, so that not failing makes it stale."""
+        group = self.group or self.case_group
+        if group is not None:
+            return any(r.group == group and r.status == PASSED for r in results)
+        return any(r.status == PASSED and r.coverage.invariants[self.invariant or ""] > 0 for r in results)
+
+
+def _entry(raw: Any, where: str) -> Expectation:
+    if not isinstance(raw, dict):
+        raise ExpectationError(f"{where}: an entry must be an object")
+    unknown = sorted(set(raw) - {"reason", "group", "invariant", "case"})
+    if unknown:
+        raise ExpectationError(f"{where}: unknown key(s) {unknown}")
+    reason = raw.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ExpectationError(f"{where}: every entry needs a reason")
+    entry = Expectation(reason, raw.get("group"), raw.get("invariant"), raw.get("case"))
+    if not (entry.group or entry.invariant or entry.case):
+        raise ExpectationError(f"{where}: name a group, an invariant or a case")
+    if entry.group is not None and entry.group not in GROUPS:
+        raise ExpectationError(f"{where}: unknown group {entry.group!r}")
+    if entry.invariant is not None and entry.invariant not in BY_ID:
+        raise ExpectationError(f"{where}: unknown invariant {entry.invariant!r}")
+    if entry.case is not None and entry.case_group not in GROUPS:
+        raise ExpectationError(f"{where}: a case id is group/op/kind, got {entry.case!r}")
+    return entry
+
+
+def load_expectations(path: Path) -> list[Expectation]:
+    """The entries of an expected-failures file."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        document: Any = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as error:
+        raise ExpectationError(f"{path}: {error}") from error
+    if isinstance(document, dict):
+        document = document.get("expected_failures", document.get("expected_failure", []))
+    if not isinstance(document, list):
+        raise ExpectationError(f"{path}: expected a list of entries")
+    return [_entry(raw, f"{path} entry {i + 1}") for i, raw in enumerate(document)]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Which failures the entries excuse, and which entries are stale."""
+
+    excuses: dict[int, Expectation]
+    """``id(failure)`` → the entry that excuses it."""
+    stale: list[Expectation]
+
+    def entry_for(self, failure: Failure) -> Expectation | None:
+        """The entry that excuses ``failure``, if any."""
+        return self.excuses.get(id(failure))
+
+    def unexcused(self, result: GroupResult) -> list[Failure]:
+        """The failures of ``result`` no entry excuses."""
+        return [f for f in result.failures if id(f) not in self.excuses]
+
+    def excused(self, result: GroupResult) -> bool:
+        """Whether ``result`` failed and every one of its failures is expected."""
+        return result.status == FAILED and not self.unexcused(result)
+
+
+def judge(results: Sequence[GroupResult], entries: Iterable[Expectation]) -> Judgement:
+    """Match failures against the expected-failures entries."""
+    excuses: dict[int, Expectation] = {}
+    stale: list[Expectation] = []
+    for entry in entries:
+        matched = [f for r in results for f in r.failures if entry.matches(f)]
+        for failure in matched:
+            excuses.setdefault(id(failure), entry)
+        if not matched and entry.checked_by(results):
+            stale.append(entry)
+    return Judgement(excuses, stale)

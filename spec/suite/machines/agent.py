@@ -1,0 +1,318 @@
+"""The rules every session-building machine shares: an agent harness at work.
+
+Turns and steps open and close, the step sends its request (appending the ``request/header`` the
+writer rule decides), the model streams chunks and answers with or without tool calls, tools start
+and report, ranges are compacted, tool outputs rewritten, the sandbox mode and the model switch
+(changing tools, system prompt and config), loop instances restart, and now and then an invalid
+candidate from :data:`sessionlog_spec.suite.agent.candidates.MUTATIONS` is slipped in.  Each machine decides what a built
+event means for its group by implementing :meth:`HarnessMachine.deliver` (and
+:meth:`HarnessMachine.submit` for the invalid candidates).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, cast
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+from hypothesis.strategies import DrawFn
+
+from sessionlog_spec.model.violation import Code
+from sessionlog_spec.suite.agent.actions import TOOL_NAMES, assistant_with_call, open_calls
+from sessionlog_spec.suite.agent.builder import RawEvent
+from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation
+from sessionlog_spec.suite.agent.loop import MODELS, MODES, Harness
+from sessionlog_spec.suite.agent.strategies import applicable_actions
+from sessionlog_spec.suite.machines.base import ConformanceMachine, MachineContext, step
+from sessionlog_spec.suite.rule_table import CODE_OWNERS
+
+ACTION_RULES = {
+    "turn_start": "start_turn",
+    "user_message": "user_says",
+    "step_start": "start_step",
+    "chunk": "stream_chunk",
+    "assistant_message": "assistant_replies",
+    "tool_call": "start_tool",
+    "tool_result": "finish_tool",
+    "not_started_result": "finish_tool",
+    "step_end": "end_step",
+    "turn_end": "end_turn",
+    "compaction": "compact",
+    "rewrite": "rewrite_tool_output",
+    "log_only": "log_note",
+    "turn_only": "log_note",
+    "ignorable": "log_note",
+}
+"""Agent actions (:func:`sessionlog_spec.suite.agent.strategies.applicable_actions`) by the rule name coverage counts them under."""
+LOOP_CHANGES = (
+    *(f"mode:{m}" for m in sorted(MODES)),
+    *(f"model:{m}" for m in sorted(MODELS)),
+    "tools:mcp",
+    "tools:descriptions",
+    "restart",
+)
+"""Changes of the loop instance: sandbox mode switches, model switches, tools-only changes (an MCP
+server attached or detached, tool descriptions refreshed: no event, only the next header differs),
+a restart (resume)."""
+
+
+TOOL_RESULT_CODES = frozenset({Code.TOOL_RESULT_INVALID})
+"""Codes whose candidates need a started, unanswered tool call (see ``fault_running_tool``)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """A point of a session where some invalid candidates can be built at all, and which ones."""
+
+    name: str
+    reached: Callable[[Harness], bool]
+    codes: frozenset[Code]
+
+
+PLACES = (
+    Place(
+        "a step is open",
+        lambda h: h.state.trace.open_step is not None,
+        frozenset({Code.ASSISTANT_MESSAGE_INVALID, Code.STEP_END_MISMATCH, Code.STEP_STILL_OPEN, Code.EVENT_OUTSIDE_STEP}),
+    ),
+    Place(
+        "a tool call is pending in the open step",
+        lambda h: h.state.trace.open_step is not None and h.state.pending_calls > 0,
+        frozenset({Code.TOOL_RESULT_UNPAIRED}),
+    ),
+    Place(
+        "a turn is open between steps",
+        lambda h: h.state.trace.open_turn is not None and h.state.trace.open_step is None,
+        frozenset({
+            Code.TURN_END_REASON_INVALID, Code.TURN_END_MISMATCH, Code.STEP_OUTSIDE_TURN, Code.STEP_NUMBER,
+            Code.STEP_END_MISMATCH, Code.EVENT_OUTSIDE_STEP,
+        }),
+    ),
+)
+"""Where ``fault_in_place`` submits every candidate of the place's codes (see there why)."""
+
+
+def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = None) -> tuple[Mutation, ...]:
+    """The catalogue's mutations for ``contexts`` whose code belongs to an invariant group in ``owners``."""
+    wanted, groups = set(contexts), None if owners is None else set(owners)
+    return tuple(
+        m
+        for m in MUTATIONS
+        if m.context in wanted and (groups is None or any(i.split("-")[1] in groups for i in CODE_OWNERS[m.code.value]))
+    )
+
+
+class HarnessMachine(ConformanceMachine):
+    """A machine that builds a realistic session step by step and shows each event to the port."""
+
+    injections: tuple[Mutation, ...] = ()
+    """The invalid candidates this machine slips in."""
+    unknown_types = True
+    """Whether the harness writes ignorable events of unknown types."""
+
+    def __init__(self, context: MachineContext) -> None:
+        super().__init__(context)
+        self.h = Harness(unknown_types=self.unknown_types)
+        self.injected: Counter[str] = Counter()
+        """How often this example submitted each invalid candidate, by mutation name."""
+        self.start()
+
+    # -- what a machine makes of the session ---------------------------------------------------------
+
+    def start(self) -> None:
+        """Prepare the port for a new example."""
+
+    def deliver(self, raw: RawEvent) -> None:
+        """Show one valid event to the port and commit it."""
+        raise NotImplementedError
+
+    def decide(self, data: st.DataObject, begins_series: bool) -> dict[str, Any] | None:
+        """The writer decision for the next request (the header machine asks the port too)."""
+        return self.h.model_decision(begins_series)
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        """Show one invalid candidate to the port."""
+        raise NotImplementedError
+
+    # -- the agent at work --------------------------------------------------------------------------
+
+    def next_actions(self) -> list[str]:
+        """What the agent may do next, repeated by how often a harness does it."""
+        if self.h.needs_request():
+            return ["send_request"] * 6 + ["log_only"]
+        actions = [a for a in applicable_actions(self.h.builder) if a != "request_header" and self.h.can(a)]
+        return actions or ["log_only"]
+
+    def perform(self, data: st.DataObject, action: str) -> None:
+        """Take one agent action and count what it exercises under the action's name."""
+        self.retitle(ACTION_RULES.get(action, action))
+        if action == "send_request":
+            begins_series = data.draw(st.booleans(), label="begins series")
+            decision = self.decide(data, begins_series)
+            if decision is not None:
+                self.deliver(self.h.header_event(decision))
+            self.h.request_sent()
+        else:
+            self.deliver(self.h.build(cast(DrawFn, data.draw), action))
+
+    def request_now(self, data: st.DataObject) -> None:
+        """Open a turn and a step where none is open, then send the step's request unless it was sent."""
+        for action in ("turn_start", "step_start"):
+            if self.h.can(action):
+                self.perform(data, action)
+        if self.h.needs_request():
+            self.perform(data, "send_request")
+
+    @rule(data=st.data())
+    @step
+    def agent_acts(self, data: st.DataObject) -> None:
+        # Hypothesis prefers the rules it sorts first (fewest arguments, then by name); this one has a
+        # single argument and the first name, so the agent's work dominates as it does in a real log.
+        # Several actions per step keep sessions realistic in length without starving other rules.
+        for _ in range(data.draw(st.integers(1, 3), label="actions")):
+            self.perform(data, data.draw(st.sampled_from(self.next_actions()), label="action"))
+
+    @precondition(lambda self: self.h.can("compaction") or self.h.can("rewrite"))
+    @rule(data=st.data())
+    @step
+    def reshape_surface(self, data: st.DataObject) -> None:
+        legal = [a for a in ("compaction", "rewrite") if self.h.can(a)]
+        self.perform(data, data.draw(st.sampled_from(legal), label="reshape"))
+
+    # -- the loop instance ------------------------------------------------------------------------------
+
+    @rule(change=st.sampled_from(LOOP_CHANGES))
+    @step
+    def loop_changes(self, change: str) -> None:
+        self.change_loop(change)
+
+    def change_loop(self, change: str) -> None:
+        """Apply one of :data:`LOOP_CHANGES` to the loop instance (logging it where a harness does)."""
+        kind, _, name = change.partition(":")
+        if kind == "mode":
+            self.retitle("switch_mode")
+            self.deliver(self.h.event("sandbox/mode", {"mode": name}))
+            self.h.mode = name
+        elif kind == "model":
+            self.retitle("switch_model")
+            self.deliver(self.h.event("model/selection", {"model": name, "provider": MODELS[name]["provider"]}))
+            self.h.model = name
+        elif kind == "tools":
+            # Nothing is logged when the tools change; the next request's snapshot is the record.
+            if name == "mcp":
+                self.h.toggle_mcp()
+            else:
+                self.h.revise_tool_descriptions()
+        elif self.h.state.trace.open_step is None:
+            # A new loop instance takes over between requests; nothing is written until it sends one.
+            self.h.restart_instance()
+
+    # -- invalid candidates ---------------------------------------------------------------------------
+
+    def mutation_order(self, rng: random.Random) -> Iterator[list[Mutation]]:
+        """The machine's mutations grouped by violation code, in a random order: the codes this
+        example submitted least come first, and within a code the least-submitted mutation.
+
+        ``rng`` should come from :meth:`keyed`: Hypothesis draws the seeds of ``st.randoms`` lumpily
+        (a few values come up again and again), so orders shuffled by the drawn generator alone
+        exercised some codes dozens of times per run and others never.
+        """
+        by_code: dict[str, list[Mutation]] = {}
+        for mutation in self.injections:
+            by_code.setdefault(mutation.code.value, []).append(mutation)
+        tried = self.injected
+
+        def submitted(code: str) -> int:
+            return sum(tried[m.name] for m in by_code[code])
+
+        ties = {code: rng.random() for code in sorted(by_code)}
+        for code in sorted(by_code, key=lambda c: (submitted(c), ties[c])):
+            mutations = by_code[code]
+            rng.shuffle(mutations)
+            yield sorted(mutations, key=lambda m: tried[m.name])
+
+    def keyed(self, rng: random.Random) -> random.Random:
+        """A generator seeded by the drawn one together with the session built so far.
+
+        Two examples that drew the same seed rarely share their whole log, so the orders they get
+        are independent; and the order is still a function of the example's own choices, so every
+        replay of it (while Hypothesis shrinks it) submits the same candidates.  Counting across
+        examples would spread the codes more evenly still, but it makes the outcome of a replayed
+        choice sequence depend on earlier examples, which Hypothesis refuses as flaky.
+        """
+        digest = hashlib.blake2b(json.dumps(self.h.log, sort_keys=True, default=repr).encode(), digest_size=16)
+        digest.update(rng.getrandbits(64).to_bytes(8, "little"))
+        return random.Random(digest.digest())
+
+    @precondition(lambda self: bool(self.injections))
+    @rule(rng=st.randoms(use_true_random=True))
+    @step
+    def inject(self, rng: random.Random) -> None:
+        keyed = self.keyed(rng)
+        self.inject_some(keyed, keyed.randint(2, 6))
+
+    def inject_some(self, rng: random.Random, wanted: int, first: frozenset[Code] = frozenset()) -> None:
+        """Submit one candidate each from the first ``wanted`` codes the session's state allows.
+
+        The order is :meth:`mutation_order`'s, with the codes in ``first`` moved ahead.
+        """
+        order = sorted(self.mutation_order(rng), key=lambda ms: ms[0].code not in first)
+        for mutations in order:
+            if not any(self.slip_in(m, rng) for m in mutations):
+                continue
+            wanted -= 1
+            if wanted == 0:
+                return
+
+    def slip_in(self, mutation: Mutation, rng: random.Random) -> bool:
+        """Build ``mutation``'s candidate for the session so far and submit it, if it can be built here."""
+        candidate = mutation.build(self.h.builder, rng)
+        if candidate is None:
+            return False
+        self.injected[mutation.name] += 1
+        self.submit(mutation, candidate)
+        return True
+
+    # -- invalid candidates that need a particular place in the session ----------------------------------
+
+    @precondition(lambda self: self.injects(TOOL_RESULT_CODES) and self.h.state.trace.open_step is not None)
+    @rule(data=st.data(), rng=st.randoms(use_true_random=True))
+    @step
+    def fault_running_tool(self, data: st.DataObject, rng: random.Random) -> None:
+        # A tool result can only be malformed against a call that started and is unanswered; the
+        # agent pauses there in a few steps of a hundred, so this rule takes it there on purpose.
+        unstarted, started = open_calls(self.h.builder)
+        if not started:
+            if not unstarted:
+                self.request_now(data)
+                self.retitle("assistant_replies")
+                self.deliver(assistant_with_call(self.h.builder, data.draw(TOOL_NAMES, label="tool")))
+            self.perform(data, "tool_call")
+        self.retitle("inject")
+        self.inject_some(self.keyed(rng), 1, first=TOOL_RESULT_CODES)
+
+    @precondition(lambda self: any(self.injects(p.codes) and p.reached(self.h) for p in PLACES))
+    @rule(rng=st.randoms(use_true_random=True))
+    @step
+    def fault_in_place(self, rng: random.Random) -> None:
+        # Where the session is at a place some candidates need (a step open, a call pending, a turn
+        # open between steps), every candidate of those codes is submitted.  An inject step takes one
+        # candidate per code among dozens, and only in the state it happens to find, so a candidate
+        # whose place is brief or which shares its code with others came up in some runs only.
+        # Nothing is done to get here, so the sessions the other rules build keep their shape.
+        self.retitle("inject")
+        keyed = self.keyed(rng)
+        codes = frozenset().union(*(p.codes for p in PLACES if p.reached(self.h)))
+        for mutation in self.injections:
+            if mutation.code in codes:
+                self.slip_in(mutation, keyed)
+
+    def injects(self, codes: frozenset[Code]) -> bool:
+        """Whether this machine slips in candidates refused with any of ``codes``."""
+        return any(m.code in codes for m in self.injections)

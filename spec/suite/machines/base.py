@@ -1,0 +1,223 @@
+"""What every conformance state machine shares: the oracle, the port, exchanges and step counting.
+
+A machine sends each request to two places, the model (a fresh in-process
+:class:`~sessionlog_spec.suite.oracle.Oracle`, the model driver with a memory) and the port under test, and raises
+:class:`Disagreement` as soon as the port's answer differs.  Every request is kept in the
+machine's transcript, so the minimal failing example Hypothesis shrinks to becomes a replayable
+counterexample file.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from hypothesis import event, target
+from hypothesis.control import currently_in_test_context
+from hypothesis.stateful import RuleBasedStateMachine
+
+from sessionlog_spec.protocol.messages import InProcessPort, Ok, Port, PortFault, Refused, Reply
+from sessionlog_spec.suite.agreement import Mismatch, compare
+from sessionlog_spec.suite.coverage import GroupCoverage
+from sessionlog_spec.suite.exchange import Exchange
+from sessionlog_spec.suite.oracle import Oracle
+from sessionlog_spec.suite.rule_table import step_invariants
+
+
+@dataclass
+class MachineContext:
+    """One group's run: the port, how strictly to judge it, and where to count."""
+
+    group: str
+    port: Port
+    capabilities: frozenset[str]
+    strict_codes: bool = False
+    coverage: GroupCoverage = field(default_factory=lambda: GroupCoverage(""))
+    on_example: Callable[[], None] | None = None
+    needs_restart: bool = False
+    """Set after a port fault: the next example restarts the driver before using it."""
+
+    def supports(self, group: str) -> bool:
+        """Whether the port declared ``group`` in ``hello``."""
+        return group in self.capabilities
+
+
+class Disagreement(AssertionError):
+    """The port disagreed with the model: the transcript up to and including the failing exchange."""
+
+    def __init__(
+        self,
+        group: str,
+        mismatch: Mismatch,
+        transcript: list[Exchange],
+        *,
+        rule: str | None,
+        invariants: list[str],
+        codes: list[str],
+    ) -> None:
+        super().__init__(f"[{group}] {mismatch.kind}: {mismatch.message}")
+        self.group = group
+        self.mismatch = mismatch
+        self.transcript = transcript
+        self.rule = rule
+        self.invariants = invariants
+        self.codes = codes
+
+    @property
+    def op(self) -> str:
+        """The op of the failing exchange."""
+        return self.transcript[-1].op if self.transcript else "hello"
+
+    @property
+    def case_id(self) -> str:
+        """A stable name for this kind of failure: group, op and mismatch kind."""
+        return f"{self.group}/{self.op}/{self.mismatch.kind}"
+
+
+Exercised = Callable[[Any], Iterable[str]]
+"""What an accepted result shows was exercised (for example, closers mean an open turn was repaired)."""
+_KINDS: dict[str, type[Disagreement]] = {}
+
+
+def disagreement_type(case_id: str) -> type[Disagreement]:
+    """A subclass of :class:`Disagreement` per case id.
+
+    Hypothesis tells failures apart by exception type and place; one type per case id makes it
+    find, shrink and report each kind of disagreement separately, so an expected failure does not
+    hide a different one in the same group.
+    """
+    if case_id not in _KINDS:
+        _KINDS[case_id] = type(f"Disagreement[{case_id}]", (Disagreement,), {"__module__": __name__})
+    return _KINDS[case_id]
+
+
+M = TypeVar("M", bound="ConformanceMachine")
+P = ParamSpec("P")
+
+
+def step(function: Callable[Concatenate[M, P], None]) -> Callable[Concatenate[M, P], None]:
+    """Mark a rule as a step: its exchanges are tagged with the rule's invariants and counted."""
+
+    @functools.wraps(function)
+    def run(self: M, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        self._begin_step(function.__name__)
+        try:
+            function(self, *args, **kwargs)
+        finally:
+            self._end_step()
+
+    return run
+
+
+class ConformanceMachine(RuleBasedStateMachine):
+    """A state machine that checks one capability group of a port against the model."""
+
+    group = ""
+
+    def __init__(self, context: MachineContext) -> None:
+        super().__init__()
+        self.ctx = context
+        self.model = Oracle()
+        self.oracle = InProcessPort(self.model)
+        self.transcript: list[Exchange] = []
+        self.failed = False
+        self._rule: str | None = None
+        self._step_ops: list[str] = []
+        self._step_codes: list[str] = []
+        self._step_tags: set[str] = set()
+        self._reported: set[str] = set()
+        context.coverage.examples += 1
+        if context.on_example is not None:
+            context.on_example()
+        if context.needs_restart:
+            self._restart_port()
+
+    # -- the port and the oracle ------------------------------------------------------------------
+
+    def _restart_port(self) -> None:
+        restart = getattr(self.ctx.port, "restart", None)
+        if restart is None:
+            self.ctx.needs_restart = False
+            return
+        try:
+            restart()
+        except PortFault as fault:
+            self.failed = True
+            raise Disagreement(self.group, Mismatch("port-fault", str(fault)), [], rule=None, invariants=[], codes=[]) from fault
+        self.ctx.needs_restart = False
+
+    def exchange(self, op: str, /, exercised: Exercised | None = None, **args: Any) -> Reply:
+        """Send one request to the oracle and the port; return the oracle's reply if they agree.
+
+        ``exercised`` names the invariants the model's accepted result shows were in play; they are
+        tagged before the port's answer is judged, so a failure names them too.
+        """
+        expected = self.oracle.call(op, **args)
+        self._step_ops.append(op)
+        if isinstance(expected, Refused):
+            self._step_codes.append(expected.code)
+        elif exercised is not None:
+            self.tag(*exercised(expected.result))
+        try:
+            actual = self.ctx.port.call(op, **args)
+        except PortFault as fault:
+            self.ctx.needs_restart = True
+            self.transcript.append(Exchange(op, args, expected, fault))
+            raise self._disagreement(Mismatch("port-fault", str(fault))) from None
+        self.ctx.coverage.requests += 1
+        self.transcript.append(Exchange(op, args, expected, actual))
+        mismatch = compare(op, expected, actual, self.ctx.strict_codes, header_observed=self.ctx.supports("header"))
+        if mismatch is not None:
+            raise self._disagreement(mismatch)
+        return expected
+
+    def exchange_ok(self, op: str, /, exercised: Exercised | None = None, **args: Any) -> Any:
+        """:meth:`exchange` for a request the model accepts; returns its result."""
+        reply = self.exchange(op, exercised, **args)
+        assert isinstance(reply, Ok), f"the model refused a request the machine built as valid: {op} {reply}"
+        return reply.result
+
+    def _disagreement(self, mismatch: Mismatch) -> Disagreement:
+        self.failed = True
+        tags = step_invariants(self.group, self._rule, self._step_ops, self._step_codes) | self._step_tags
+        codes = sorted(set(self._step_codes))
+        op = self.transcript[-1].op if self.transcript else "hello"
+        kind = disagreement_type(f"{self.group}/{op}/{mismatch.kind}")
+        return kind(self.group, mismatch, list(self.transcript), rule=self._rule, invariants=sorted(tags), codes=codes)
+
+    # -- steps and coverage -------------------------------------------------------------------------
+
+    def _begin_step(self, rule: str) -> None:
+        """Start counting the exchanges of one rule."""
+        self._rule, self._step_ops, self._step_codes, self._step_tags = rule, [], [], set()
+
+    def retitle(self, rule: str) -> None:
+        """Close the current step and go on under another name (one rule may take several steps)."""
+        self._end_step()
+        self._begin_step(rule)
+
+    def tag(self, *invariants: str) -> None:
+        """Record invariants the current step exercised beyond its rule's (seen only in the oracle's answer)."""
+        self._step_tags.update(invariants)
+
+    def _end_step(self) -> None:
+        """Count the rule as a step if it asked the port anything, and tag what it exercised."""
+        rule, ops, codes, extra = self._rule, self._step_ops, self._step_codes, self._step_tags
+        self._rule, self._step_ops, self._step_codes, self._step_tags = None, [], [], set()
+        if rule is None or not ops:
+            return
+        tags = step_invariants(self.group, rule, ops, codes) | extra
+        self.ctx.coverage.record_step(rule, tags, codes)
+        if currently_in_test_context():
+            for label in (f"rule {rule}", *(f"code {c}" for c in codes), *(f"invariant {t}" for t in tags)):
+                if label not in self._reported:
+                    self._reported.add(label)
+                    event(label)
+
+    def teardown(self) -> None:
+        """Steer the search towards examples that exercise more invariants."""
+        if currently_in_test_context():
+            exercised = sum(1 for label in self._reported if label.startswith("invariant"))
+            target(float(exercised), label="invariants exercised")

@@ -1,0 +1,193 @@
+"""The ``header`` group: the writer decision rule and request-header reconstruction.
+
+Each step's request asks the port's ``header_decision`` (with the assembled header in a drawn,
+possibly non-canonical presentation, which must not change the answer) and appends the snapshot
+the model decides.  Reconstruction is checked through ``fold_header`` and, when the port also runs
+sessions, through ``state.header`` after every append.  Invalid header events and malformed
+assembled headers must be refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.model.violation import Code
+from sessionlog_spec.suite.agent.builder import RawEvent
+from sessionlog_spec.suite.agent.candidates import MUTATIONS, Mutation
+from sessionlog_spec.suite.agent.loop import MCP_TOOL, Toolbox, tool_entry
+from sessionlog_spec.suite.machines.agent import LOOP_CHANGES, HarnessMachine, mutations_in
+from sessionlog_spec.suite.machines.base import step
+
+PRESENTATIONS = ("canonical", "reordered", "empty-system", "empty-tools", "unmarked-defaults")
+"""Spellings of the same assembled header: equality must see through all of them."""
+PROBES = ("fold", "fold_non_canonical", "bad_header")
+EMPTY_MEMBERS = {"empty-system": "system", "empty-tools": "tools", "unmarked-defaults": "adapterDefaults"}
+"""Non-canonical presentations by the member each one spells out empty."""
+BAD_HEADERS = ("unpinned", "unknown-member", "duplicate-tools", "system-not-text")
+TOOLS_ONLY = ("tool-added", "tool-removed", "description-revised")
+"""Ways the next request's header can differ from the latest snapshot in its tool list alone."""
+
+
+def presented(header: dict[str, Any], how: str) -> dict[str, Any]:
+    """``header`` spelled as ``how``: the same header by the equality rule."""
+    out = dict(header)
+    if how == "reordered":
+        out = {k: header[k] for k in reversed(list(header))}
+        out["config"] = {k: header["config"][k] for k in reversed(list(header["config"]))}
+    elif how == "empty-system" and "system" not in out:
+        out["system"] = ""
+    elif how == "empty-tools" and "tools" not in out:
+        out["tools"] = []
+    elif how == "unmarked-defaults" and "adapterDefaults" not in out:
+        out["adapterDefaults"] = {}
+    return out
+
+
+def broken(header: dict[str, Any], how: str) -> dict[str, Any]:
+    """``header`` made invalid as ``how``."""
+    out = dict(header)
+    if how == "unpinned":
+        out["config"] = {k: v for k, v in header["config"].items() if k != "model"}
+    elif how == "unknown-member":
+        out["messagePrefix"] = []
+    elif how == "duplicate-tools":
+        tool = {"name": "read_file", "description": "the read_file tool"}
+        out["tools"] = [tool, dict(tool)]
+    else:
+        out["system"] = ["You are terse."]
+    return out
+
+
+def tools_changed(header: dict[str, Any], how: str) -> dict[str, Any]:
+    """``header`` with only its tool list changed as ``how`` (a tool is added when there is none)."""
+    out = dict(header)
+    tools = [dict(tool) for tool in header.get("tools", [])]
+    if how == "tool-removed" and tools:
+        tools.pop()
+    elif how == "description-revised" and tools:
+        tools[0]["description"] = f"{tools[0].get('description', '')} (revised)"
+    else:
+        names = {tool["name"] for tool in tools}
+        tools.append(tool_entry(next(n for n in (MCP_TOOL, f"{MCP_TOOL}_2") if n not in names), Toolbox()))
+    if tools:
+        out["tools"] = tools
+    else:
+        del out["tools"]
+    return out
+
+
+def decision_exercised(facts: dict[str, bool]) -> Callable[[Any], tuple[str, ...]]:
+    """The writer-rule invariant the model's answer about a request with ``facts`` puts in play."""
+
+    def exercised(result: Any) -> tuple[str, ...]:
+        if facts["first_request"]:
+            return ("INV-HDR-9",)
+        changed = result["decision"] is not None and result["decision"]["reason"] == "change"
+        return ("INV-HDR-10",) if changed else ("INV-HDR-11",)
+
+    return exercised
+
+
+class HeaderMachine(HarnessMachine):
+    """Checks ``header_decision``, ``fold_header`` and ``state.header``."""
+
+    group = "header"
+    injections = mutations_in(("append",), owners=("HDR",)) + tuple(
+        m for m in MUTATIONS if m.context == "append" and m.code is Code.LEGACY_FALLBACK_REASON
+    )
+
+    @property
+    def live(self) -> bool:
+        """Whether the port also runs sessions, so its ``state.header`` can be watched."""
+        return self.ctx.supports("session")
+
+    def start(self) -> None:
+        if self.live:
+            self.exchange("reset")
+
+    def deliver(self, raw: RawEvent) -> None:
+        if self.live:
+            self.exchange_ok("append", event=raw)
+            self.h.commit(raw)
+        else:
+            self.h.commit(raw)
+            self.exchange("fold_header", events=list(self.h.log))
+
+    def decide(self, data: st.DataObject, begins_series: bool) -> dict[str, Any] | None:
+        how = data.draw(st.sampled_from(PRESENTATIONS), label="presentation")
+        facts = self.h.facts(begins_series)
+        self.tag("INV-HDR-7" if how != "canonical" else "INV-HDR-8")
+
+        header = presented(self.h.assembled(), how)
+        exercised = decision_exercised(facts)
+        result = self.exchange_ok("header_decision", exercised, events=list(self.h.log), header=header, instance=facts)
+        decision: dict[str, Any] | None = result["decision"]
+        return decision
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        facts = self.h.facts(begins_series=False)
+        self.exchange("header_decision", events=[*self.h.log, candidate], header=self.h.assembled(), instance=facts)
+
+    @rule(data=st.data(), probe=st.sampled_from(PROBES))
+    @step
+    def probe_headers(self, data: st.DataObject, probe: str) -> None:
+        if probe == "bad_header":
+            self.retitle("request_with_bad_header")
+            how = data.draw(st.sampled_from(BAD_HEADERS), label="broken as")
+            facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
+            self.exchange("header_decision", events=list(self.h.log), header=broken(self.h.assembled(), how), instance=facts)
+            return
+        self.retitle("fold_headers")
+        events: list[Any] = list(self.h.log)
+        if probe == "fold_non_canonical":
+            how = data.draw(st.sampled_from(sorted(EMPTY_MEMBERS)), label="presentation")
+            # Drop the member first, so the stored snapshot spells it out empty whatever the mode
+            # (most modes have a system prompt and tools, which would leave the snapshot canonical).
+            bare = {k: v for k, v in self.h.assembled().items() if k != EMPTY_MEMBERS[how]}
+            snapshot = presented(bare, how)
+            payload = {"header": snapshot, "reason": "change"}
+            events.append({"type": "request/header", "seq": len(events), "time": 0, "data": payload})
+        self.exchange("fold_header", events=events)
+
+    @precondition(lambda self: self.h.state.header is not None)
+    @rule(data=st.data(), how=st.sampled_from(TOOLS_ONLY))
+    @step
+    def request_with_other_tools(self, data: st.DataObject, how: str) -> None:
+        # Loop changes mostly alter the system prompt or config along with the tools, and a request
+        # follows a change only now and then; asking about a header that differs from the latest
+        # snapshot in its tools alone shows whether equality looks at the tool list (INV-HDR-7).
+        header = tools_changed(cast(dict[str, Any], thaw(self.h.state.header)), how)
+        facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
+        self.exchange("header_decision", events=list(self.h.log), header=header, instance=facts)
+
+    @precondition(lambda self: self.h.state.header is not None)
+    @rule(data=st.data(), instance=st.sampled_from(("this", "new")), how=st.sampled_from(PRESENTATIONS))
+    @step
+    def request_with_same_header(self, data: st.DataObject, instance: str, how: str) -> None:
+        # An example sends a request every twenty-odd steps, and most of them change the header or
+        # begin no series, so the anchoring and series rules were put to the port a few times per
+        # run.  This asks, without committing, what the next request would write if its header
+        # equalled the latest snapshot (in any spelling): `resume` from a new loop instance; from
+        # this one, `series` when a series begins and nothing otherwise.
+        latest = cast(dict[str, Any], thaw(self.h.state.header))
+        facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
+        facts["first_request"] = facts["first_request"] or instance == "new"
+        self.tag("INV-HDR-7" if how != "canonical" else "INV-HDR-8")
+        header = presented(latest, how)
+        self.exchange("header_decision", decision_exercised(facts), events=list(self.h.log), header=header, instance=facts)
+
+    @precondition(lambda self: self.h.state.trace.open_step is None and self.h.state.header is not None)
+    @rule(data=st.data(), change=st.sampled_from(LOOP_CHANGES))
+    @step
+    def change_then_request(self, data: st.DataObject, change: str) -> None:
+        # The request right after a change is where the writer's rule shows: a restart over a log
+        # that holds a snapshot anchors with `resume`, and a tools-only change must write `change`.
+        # Changes and requests are each common, but one straight after the other is rare, and a
+        # second change in between hides which of them the snapshot records.
+        self.change_loop(change)
+        self.request_now(data)

@@ -1,0 +1,132 @@
+"""The ``jsonl`` group: ``save`` and ``load``, round trips and crash recovery.
+
+The harness builds a live session on the port; now and then the session is saved (the port's text
+must decode to the model's), loaded back, or damaged the way crashes and bad disks damage files
+(cut at any character, final newline lost, last line written twice, a middle line corrupted or
+lost) and loaded: the port must drop the same torn tail and write the same repair closers, or
+refuse with the model, leaving its session unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, precondition, rule
+
+from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.model.load import save_session
+from sessionlog_spec.protocol.messages import Ok
+from sessionlog_spec.suite.agent import crashes
+from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.machines.agent import mutations_in
+from sessionlog_spec.suite.machines.base import step
+from sessionlog_spec.suite.machines.session import LiveSessionMachine
+
+STORAGE_EVENTS = (
+    "save", "load_saved", "cut", "no_final_newline", "duplicate_last_line", "damage_middle_line", "lose_line", "stray_line",
+    "newer_version",
+)
+"""A save, a clean reload, or a reload after what a crash or a bad disk does to the file
+(:mod:`sessionlog_spec.suite.agent.crashes`)."""
+
+SESSION_HEADERS = st.fixed_dictionaries(
+    {
+        "type": st.just("session"),
+        "version": st.just(1),
+        "id": st.sampled_from(["s-1", "01JB7Z3K9Q", "session with spaces", "séance-→"]),
+        "createdAt": st.integers(0, 2**53 - 1),
+    },
+    optional={
+        "cwd": st.sampled_from(["/home/dev/project", "/"]),
+        "parentSession": st.just("parent-1"),
+        "origin": st.just("subagent"),
+        "delegationDepth": st.integers(0, 3),
+    },
+)
+"""Valid header lines, with and without the optional members."""
+
+
+def loaded_with(result: Any) -> tuple[str, ...]:
+    """What an accepted load shows: a torn tail dropped, a crashed turn repaired."""
+    tags: tuple[str, ...] = ("INV-JSONL-3",) if result["dropped_torn_tail"] else ()
+    if result["closers"]:
+        tags += ("INV-JSONL-8", "INV-REPAIR-2", "INV-REPAIR-4", "INV-REPAIR-5")
+    return tags
+
+
+class JsonlMachine(LiveSessionMachine):
+    """Checks ``save`` and ``load`` against the model on the same text."""
+
+    group = "jsonl"
+    injections = mutations_in(("load",))
+
+    def stored_text(self) -> str:
+        """The model's stored form of the current session."""
+        return save_session(self.model.header, self.model.state)
+
+    def load(self, text: str) -> None:
+        """Load ``text`` on both sides; continue from the loaded session, or check nothing changed."""
+        reply = self.exchange("load", loaded_with, jsonl=text)
+        if isinstance(reply, Ok):
+            self.take_over(self.model.state)
+        else:
+            self.check_state()
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        self.load(candidate)
+
+    @initialize(header=SESSION_HEADERS)
+    @step
+    def begin_session(self, header: dict[str, Any]) -> None:
+        self.exchange("reset", header=header)
+        self.take_over(self.model.state)
+
+    @rule(data=st.data(), what=st.sampled_from(STORAGE_EVENTS))
+    @step
+    def storage(self, data: st.DataObject, what: str) -> None:
+        if what == "save":
+            self.retitle("save")
+            self.exchange("save")
+            self.check_state()
+        elif what == "load_saved":
+            # A round trip: the port's saved text is compared with the model's, then loaded back.
+            self.retitle("load_saved")
+            self.exchange("save")
+            self.load(self.stored_text())
+        else:
+            self.retitle("load_other_version" if what == "newer_version" else f"crash_{what}")
+            self.load(self.crashed(data, what))
+
+    @precondition(lambda self: self.h.state.trace.open_turn is not None)
+    @rule(loads=st.just(2))
+    @step
+    def crash_load_reload(self, loads: int) -> None:
+        # The process dies mid-turn: the next load closes the turn with repair events and saves
+        # them; loading that saved log again must find nothing left to repair.
+        for _ in range(loads):
+            self.load(self.stored_text())
+
+    def crashed(self, data: st.DataObject, crash: str) -> str:
+        """The stored text of the session after ``crash``."""
+        text = self.stored_text()
+        events = len(crashes.lines_of(text)) - 1
+        if crash == "cut":
+            return crashes.cut_at(text, data.draw(st.integers(0, len(text)), label="crash at character"))
+        if crash == "no_final_newline":
+            return crashes.drop_final_newline(text)
+        if crash == "duplicate_last_line":
+            return crashes.duplicate_last_line(text)
+        if crash == "damage_middle_line" and events > 0:
+            line = data.draw(st.integers(1, events), label="damaged line")
+            return crashes.damage_line(text, line, data.draw(st.sampled_from(crashes.CORRUPTIONS), label="damage"))
+        if crash == "stray_line":
+            # Damage to a line that is there also drops its seq, so a reader that skipped bad
+            # lines still refused the log for the gap; an inserted line shows such a reader up.
+            at = data.draw(st.integers(1, events + 1), label="stray line at")
+            return crashes.insert_stray_line(text, at, data.draw(st.sampled_from(crashes.STRAY_LINES), label="stray"))
+        if crash == "lose_line" and events > 1:
+            return crashes.drop_line(text, data.draw(st.integers(0, events - 1), label="lost line"))
+        header = thaw(self.model.header)
+        assert isinstance(header, dict)
+        return crashes.replace_header(text, {**header, "version": data.draw(st.sampled_from([2, 3, 17]), label="version")})

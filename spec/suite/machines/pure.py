@@ -1,0 +1,113 @@
+"""Machines for the pure groups: the harness builds the session, the port judges whole logs.
+
+``surface``, ``repair`` and ``compaction`` ops take a whole log and leave the live session alone.
+After every event the harness commits, the machine sends the log so far to the group's op and
+compares the answer; invalid candidates are sent as the log plus the candidate.  When the port
+also runs sessions, each example ends by checking that none of this touched the live session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from sessionlog_spec.suite.agent.builder import RawEvent
+from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.machines.agent import HarnessMachine, mutations_in
+from sessionlog_spec.suite.machines.base import step
+
+
+class PureMachine(HarnessMachine):
+    """A harness machine that asks one pure op about the whole log after every event."""
+
+    op = ""
+
+    def start(self) -> None:
+        if self.ctx.supports("session"):
+            self.exchange("reset")
+
+    def deliver(self, raw: RawEvent) -> None:
+        self.h.commit(raw)
+        self.observe(self.h.log)
+
+    def observe(self, events: list[Any]) -> None:
+        """Ask the port's op about ``events``."""
+        self.exchange(self.op, self.exercised, events=list(events))
+
+    def exercised(self, result: Any) -> tuple[str, ...]:
+        """Invariants an accepted answer shows were in play (beyond the rule table's)."""
+        return ()
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        self.observe([*self.h.log, candidate])
+
+    def teardown(self) -> None:
+        if not self.failed and self.ctx.supports("session"):
+            self.exchange("state")
+        super().teardown()
+
+
+class SurfaceMachine(PureMachine):
+    """Checks ``fold_surface``: nodes, replace generation and every replacement."""
+
+    group = "surface"
+    op = "fold_surface"
+    injections = mutations_in(("append",), owners=("SURF",))
+
+
+class CompactionMachine(PureMachine):
+    """Checks ``cuts``: the tool-pairing balance at every cut, and around single surface nodes."""
+
+    group = "compaction"
+    op = "cuts"
+    injections = mutations_in(("append", "cuts"), owners=("COMPACT",))
+
+    def exercised(self, result: Any) -> tuple[str, ...]:
+        # An unbalanced cut means calls were pending there: the count was walked up and back down.
+        tags = ("INV-COMPACT-1",) if not all(result["balanced"]) else ()
+        return (*tags, "INV-COMPACT-5") if "around" in result else tags
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        if mutation.context == "cuts":
+            self.exchange("cuts", events=list(self.h.log), seq=candidate)
+        else:
+            super().submit(mutation, candidate)
+
+    @precondition(lambda self: bool(self.h.state.surface.nodes))
+    @rule(data=st.data())
+    @step
+    def balance_around(self, data: st.DataObject) -> None:
+        seq = data.draw(st.sampled_from(self.h.state.surface.nodes), label="surface node")
+        self.exchange("cuts", self.exercised, events=list(self.h.log), seq=seq)
+
+
+class RepairMachine(PureMachine):
+    """Checks ``repair`` on every prefix the harness reaches, on crash cuts, and on repaired logs."""
+
+    group = "repair"
+    op = "repair"
+    injections = mutations_in(("append",))
+
+    def exercised(self, result: Any) -> tuple[str, ...]:
+        closers = result["closers"]
+        if not closers:
+            return ("INV-REPAIR-1",)
+        if any(c["type"] == "tool/result" for c in closers):
+            return ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4")
+        return ("INV-REPAIR-2", "INV-REPAIR-4")
+
+    @precondition(lambda self: len(self.h.log) > 1)
+    @rule(data=st.data())
+    @step
+    def repair_crash_prefix(self, data: st.DataObject) -> None:
+        cut = data.draw(st.integers(1, len(self.h.log) - 1), label="crash after event")
+        self.observe(self.h.log[:cut])
+
+    @precondition(lambda self: self.h.state.trace.open_turn is not None)
+    @rule(again=st.just(True))
+    @step
+    def repair_repaired(self, again: bool) -> None:
+        closers = self.exchange_ok("repair", events=list(self.h.log))["closers"]
+        self.observe([*self.h.log, *closers])

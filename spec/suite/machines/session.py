@@ -1,0 +1,70 @@
+"""The ``session`` group: a live session built by ``append`` and ``seed``, observed through ``state``.
+
+Every valid event the harness builds is appended to the port and its state compared with the
+model's; invalid candidates (``append`` and ``seed`` mutations) must be refused and must leave the
+state unchanged; now and then the session is replaced by a seed (a child session inheriting its
+parent's history, or a fresh realistic one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
+
+from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.suite.agent.builder import RawEvent, realistic_session
+from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.agent.loop import Harness
+from sessionlog_spec.suite.machines.agent import HarnessMachine, mutations_in
+from sessionlog_spec.suite.machines.base import step
+
+
+class LiveSessionMachine(HarnessMachine):
+    """A harness machine whose events go to the port's live session."""
+
+    def start(self) -> None:
+        self.exchange("reset")
+
+    def deliver(self, raw: RawEvent) -> None:
+        self.exchange_ok("append", event=raw)
+        self.h.commit(raw)
+
+    def check_state(self) -> None:
+        """The port's observable state equals the model's."""
+        self.exchange("state")
+
+    def take_over(self, state: SessionState) -> None:
+        """Continue from a session the port now holds, with a new loop instance."""
+        harness = Harness.from_state(state)
+        harness.mode, harness.model, harness.toolbox = self.h.mode, self.h.model, self.h.toolbox
+        self.h = harness
+
+
+class SessionMachine(LiveSessionMachine):
+    """Checks ``reset``, ``seed``, ``append`` and ``state``."""
+
+    group = "session"
+    injections = mutations_in(("append", "seed"))
+
+    def submit(self, mutation: Mutation, candidate: Any) -> None:
+        if mutation.context == "seed":
+            self.exchange("seed", events=candidate)
+        else:
+            self.exchange("append", event=candidate)
+        self.check_state()
+
+    @rule(source=st.sampled_from(["inherit", "inherit", "inherit", "fresh:1", "fresh:2", "fresh:3", "empty"]))
+    @step
+    def reseed(self, source: str) -> None:
+        events: list[RawEvent]
+        if source == "inherit":
+            events = list(self.h.log)
+        elif source.startswith("fresh"):
+            turns = int(source.split(":")[1])
+            events = realistic_session(turns, calls_per_step=turns - 1).events
+        else:
+            events = []
+        self.exchange_ok("seed", events=events)
+        self.take_over(self.model.state)

@@ -1,0 +1,116 @@
+"""What a person sees of a run: live progress while it runs, then the result matrix."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sessionlog_spec.suite.coverage import GroupCoverage, merged
+from sessionlog_spec.suite.expectations import Judgement
+from sessionlog_spec.suite.run import FAILED, PASSED, UNSUPPORTED, VOID, RunResult
+from sessionlog_spec.suite.verdict import Verdict
+
+STYLES = {PASSED: "green", FAILED: "red", UNSUPPORTED: "dim", VOID: "yellow", "expected": "magenta"}
+
+
+class RunProgress:
+    """One progress bar per group, advanced after every example."""
+
+    def __init__(self, console: Console, examples: int) -> None:
+        self.examples = examples
+        self.progress = Progress(
+            TextColumn("{task.description:<11}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[steps]} steps"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        self.task: TaskID | None = None
+
+    def __enter__(self) -> RunProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        self.progress.stop()
+
+    def group_started(self, group: str) -> None:
+        """A new bar for ``group``."""
+        if self.task is not None:
+            self.progress.update(self.task, completed=self.progress.tasks[self.task].completed)
+        self.task = self.progress.add_task(group, total=self.examples, steps=0)
+
+    def example(self, coverage: GroupCoverage) -> None:
+        """One more example of the current group (shrinking may run past the profile's count)."""
+        if self.task is not None:
+            self.progress.update(self.task, completed=min(coverage.examples, self.examples), steps=coverage.steps)
+
+
+def matrix(run: RunResult, judgement: Judgement) -> Table:
+    """The group × outcome matrix."""
+    table = Table(title=f"sessionlog conformance: {run.hello.name} {run.hello.version} ({run.options.profile.name} profile)")
+    for column in ("group", "result", "examples", "steps", "ex/s", "steps/s", "time", "invariants", "codes", "detail"):
+        table.add_column(column, justify="right" if column not in ("group", "result", "detail") else "left")
+    for r in run.groups:
+        status = "expected" if judgement.excused(r) else r.status
+        label = "failed (expected)" if status == "expected" else r.status
+        detail = str(r.case_file) if r.case_file else r.detail
+        table.add_row(
+            r.group,
+            f"[{STYLES.get(status, 'white')}]{label}[/]",
+            str(r.coverage.examples),
+            str(r.coverage.steps),
+            f"{r.examples_per_second:.1f}",
+            f"{r.steps_per_second:.0f}",
+            f"{r.seconds:.1f}s",
+            str(len(r.coverage.invariants)),
+            str(len(r.coverage.codes)),
+            detail,
+        )
+    invariants, codes = merged(r.coverage for r in run.groups)
+    table.add_row(
+        "all",
+        "",
+        str(sum(r.coverage.examples for r in run.groups)),
+        str(sum(r.coverage.steps for r in run.groups)),
+        "",
+        "",
+        f"{run.seconds:.1f}s",
+        str(len(invariants)),
+        str(len(codes)),
+        "",
+        style="bold",
+    )
+    return table
+
+
+def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdict) -> None:
+    """Print the matrix, the failures and the verdict."""
+    console.print(matrix(run, judgement))
+    for r in run.groups:
+        for failure in r.failures:
+            entry = judgement.entry_for(failure)
+            heading = f"[bold]{r.group}[/]: {escape(failure.disagreement.mismatch.message)}"
+            console.print(heading + (f" [magenta](expected: {escape(entry.reason)})[/]" if entry else ""))
+            invariants = ", ".join(failure.disagreement.invariants) or "-"
+            console.print(f"  invariants: {invariants}; case file: {failure.case_file}", markup=False)
+            console.print(f"  replay: python -m sessionlog_spec replay {failure.case_file} --driver '…'", markup=False)
+    never = [*verdict.never_invariants, *verdict.never_codes]
+    complete = not run.options.only and all(r.status in (PASSED, FAILED) for r in run.groups)
+    if never and complete:
+        note = "" if verdict.coverage_judged else " (not judged by this profile)"
+        console.print(f"never exercised{note}: {', '.join(never)}", markup=False)
+    elif never:
+        console.print(f"{len(never)} invariants and codes not exercised by the groups that ran")
+    if verdict.passed:
+        console.print("[bold green]PASSED[/]")
+    else:
+        console.print("[bold red]" + ("VOID" if run.void else "FAILED") + "[/]")
+        for reason in verdict.reasons:
+            console.print(f"  - {reason}", markup=False)

@@ -1,0 +1,111 @@
+"""The conformance suite as pytest tests, for a port's own CI: ``pytest --sessionlog-driver="CMD"``.
+
+With ``--sessionlog-driver`` (or ``--sessionlog-port model|python``) the plugin adds one test per
+capability group, ``sessionlog[<group>]``, each running that group's state machine against one
+shared port process.  Undeclared groups are skipped, void groups fail, and a disagreement fails
+with the mismatch, the shrunk steps and the path of its counterexample file.  Without the option
+the plugin only registers its options and changes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionlog_spec.protocol.messages import GROUPS, Port
+from sessionlog_spec.suite.commands import open_port
+from sessionlog_spec.suite.profiles import PROFILES, database_for
+from sessionlog_spec.suite.run import ERROR, FAILED, UNSUPPORTED, VOID, GroupResult, RunOptions, run_group
+
+PORT_KEY = pytest.StashKey[Port]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The plugin's options."""
+    group = parser.getgroup("sessionlog", "sessionlog conformance suite")
+    group.addoption("--sessionlog-driver", metavar="CMD", help="check this driver program against the model")
+    group.addoption("--sessionlog-port", metavar="PORT", help="check 'model' or 'python' in-process instead")
+    group.addoption("--sessionlog-profile", choices=sorted(PROFILES), default="ci", help="search profile (default ci)")
+    group.addoption("--sessionlog-strict-codes", action="store_true", help="require the model's violation codes")
+    group.addoption("--sessionlog-timeout", type=float, default=5.0, help="seconds per driver request")
+    group.addoption("--sessionlog-cases-dir", default="reports/cases", help="where counterexample files go")
+    group.addoption("--sessionlog-max-examples", type=int, help="override the profile's examples per group")
+
+
+def enabled(config: pytest.Config) -> bool:
+    """Whether this run asked for the conformance tests."""
+    return bool(config.getoption("sessionlog_driver") or config.getoption("sessionlog_port"))
+
+
+class ConformanceFailure(Exception):
+    """A group's machine found a disagreement, or checked nothing."""
+
+
+class GroupItem(pytest.Item):
+    """One capability group's state machine as a test."""
+
+    def __init__(self, *, group: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.group = group
+
+    def runtest(self) -> None:
+        config = self.config
+        options = RunOptions(
+            profile=PROFILES[config.getoption("sessionlog_profile")],
+            strict_codes=config.getoption("sessionlog_strict_codes"),
+            database=database_for(None),
+            cases_dir=Path(config.getoption("sessionlog_cases_dir")),
+            max_examples=config.getoption("sessionlog_max_examples"),
+        )
+        port = shared_port(config)
+        result = run_group(self.group, port, port.hello, options)
+        if result.status == UNSUPPORTED:
+            pytest.skip(f"{self.group}: {result.detail}")
+        if result.status in (FAILED, VOID, ERROR):
+            raise ConformanceFailure(describe(result))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ConformanceFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"sessionlog conformance: {self.group}"
+
+
+def describe(result: GroupResult) -> str:
+    """A failed group, as pytest shows it."""
+    lines = [f"{result.group} {result.status}: {result.detail}"]
+    for failure in result.failures:
+        lines += [
+            "",
+            str(failure.disagreement),
+            f"invariants: {', '.join(failure.disagreement.invariants) or '-'}",
+            f"counterexample: {failure.case_file} (python -m sessionlog_spec replay FILE --driver ...)",
+            *failure.steps_shown,
+        ]
+    return "\n".join(lines)
+
+
+def shared_port(config: pytest.Config) -> Port:
+    """The port every group's test uses, started on first use."""
+    if PORT_KEY not in config.stash:
+        config.stash[PORT_KEY] = open_port(
+            config.getoption("sessionlog_driver"), config.getoption("sessionlog_port"), config.getoption("sessionlog_timeout")
+        )
+    return config.stash[PORT_KEY]
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Add one test per group when the plugin is asked for."""
+    if enabled(config):
+        items.extend(GroupItem.from_parent(session, name=f"sessionlog[{group}]", group=group) for group in GROUPS)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Say ``bye`` to the port."""
+    port = config.stash.get(PORT_KEY, None)
+    if port is not None:
+        port.close()

@@ -1,0 +1,108 @@
+"""Which invariants a step of a state machine exercises: a small table, rule by rule.
+
+A step exercises the invariants its rule's input is about (``RULE_INVARIANTS``), but only those the
+capability group's ops can observe (``GROUP_OBSERVES``), plus the invariants the ops themselves
+check when compared (``OP_INVARIANTS``), plus the owners of every violation code the oracle refused
+with.  Coverage is counted from these tags, so an invariant is only reported as exercised when a
+port was actually asked about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sessionlog_spec.model.violation import Code
+from sessionlog_spec.registry import INVARIANTS
+
+RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
+    # the harness playing an agent session
+    "start_turn": ("INV-TRACE-1", "INV-TRACE-9", "INV-TRACE-10", "INV-LOG-5", "INV-LOG-12"),
+    "user_says": ("INV-LOG-7", "INV-SURF-2", "INV-SURF-3", "INV-SURF-7", "INV-SURF-9", "INV-LOG-5", "INV-LOG-12"),
+    "start_step": ("INV-TRACE-4", "INV-TRACE-9", "INV-TRACE-10"),
+    "send_request": ("INV-HDR-1", "INV-HDR-2", "INV-HDR-4", "INV-HDR-5", "INV-HDR-8", "INV-HDR-12", "INV-TRACE-7"),
+    "stream_chunk": ("INV-TRACE-6", "INV-TRACE-9", "INV-LOG-4"),
+    "assistant_replies": ("INV-LOG-8", "INV-TRACE-6", "INV-SURF-7", "INV-COMPACT-1", "INV-COMPACT-6"),
+    "start_tool": ("INV-TRACE-6", "INV-TRACE-9"),
+    "finish_tool": ("INV-LOG-9", "INV-TRACE-6", "INV-TRACE-8", "INV-SURF-7", "INV-COMPACT-1", "INV-COMPACT-6"),
+    "end_step": ("INV-TRACE-5", "INV-TRACE-10"),
+    "end_turn": ("INV-TRACE-2", "INV-TRACE-3", "INV-TRACE-10"),
+    "compact": (
+        "INV-SURF-4", "INV-SURF-5", "INV-SURF-6", "INV-SURF-8", "INV-SURF-9", "INV-SURF-10", "INV-SURF-13",
+        "INV-COMPACT-2", "INV-COMPACT-3", "INV-COMPACT-6", "INV-LOG-7",
+    ),
+    "rewrite_tool_output": ("INV-SURF-8", "INV-SURF-10", "INV-SURF-11", "INV-SURF-13", "INV-TRACE-7"),
+    "switch_mode": ("INV-LOG-6", "INV-HDR-7"),
+    "switch_model": ("INV-LOG-6", "INV-HDR-2", "INV-HDR-3"),
+    "log_note": ("INV-LOG-3", "INV-LOG-6", "INV-TRACE-7", "INV-JSONL-6"),
+    "inject": ("INV-LOG-11",),
+    # session
+    "reseed": ("INV-LOG-10", "INV-LOG-11", "INV-LOG-5"),
+    # header
+    "fold_headers": ("INV-HDR-6", "INV-HDR-7", "INV-HDR-8"),
+    "request_with_bad_header": ("INV-HDR-1", "INV-HDR-2"),
+    "request_with_other_tools": ("INV-HDR-7", "INV-HDR-10"),
+    "request_with_same_header": (),  # tagged from the facts asked about, as a request is
+    # repair
+    "repair_crash_prefix": ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4"),
+    "repair_repaired": ("INV-REPAIR-5",),
+    # jsonl
+    "save": ("INV-JSONL-1", "INV-JSONL-2"),
+    "load_saved": ("INV-JSONL-2", "INV-JSONL-8"),
+    "crash_cut": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-8", "INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4", "INV-REPAIR-5"),
+    "crash_no_final_newline": ("INV-JSONL-3", "INV-JSONL-8", "INV-REPAIR-5"),
+    "crash_load_reload": ("INV-JSONL-8", "INV-REPAIR-5"),
+    "crash_duplicate_last_line": ("INV-JSONL-5", "INV-LOG-11"),
+    "crash_damage_middle_line": ("INV-JSONL-4", "INV-LOG-11"),
+    "crash_lose_line": ("INV-JSONL-5", "INV-LOG-11"),
+    "crash_stray_line": ("INV-JSONL-4", "INV-LOG-11"),
+    "begin_session": ("INV-JSONL-1",),
+    "load_other_version": ("INV-JSONL-7",),
+    # legacy
+    "upgrade_legacy": ("INV-LEGACY-5", "INV-LEGACY-6", "INV-LEGACY-8"),
+    "upgrade_refused_form": ("INV-LEGACY-1", "INV-LEGACY-2", "INV-LEGACY-3", "INV-LEGACY-4"),
+    "upgrade_v1_unchanged": ("INV-LEGACY-7",),
+    "upgrade_twice": ("INV-LEGACY-7",),
+    "load_legacy": ("INV-JSONL-7", "INV-LEGACY-6"),
+    # compaction
+    "balance_around": ("INV-COMPACT-1", "INV-COMPACT-2", "INV-COMPACT-5"),
+}
+
+OP_INVARIANTS: dict[str, tuple[str, ...]] = {
+    "append": ("INV-LOG-5", "INV-LOG-12"),
+    "seed": ("INV-LOG-10",),
+    "state": ("INV-SURF-9", "INV-SURF-10", "INV-TRACE-10", "INV-COMPACT-6"),
+    "fold_surface": ("INV-SURF-12",),
+    "fold_header": ("INV-HDR-8",),
+    "header_decision": (),
+    "repair": ("INV-REPAIR-1",),
+    "save": ("INV-JSONL-1", "INV-JSONL-2"),
+    "load": ("INV-JSONL-1",),
+    "upgrade_v0": ("INV-LEGACY-6",),
+    "cuts": ("INV-COMPACT-2", "INV-COMPACT-4"),
+}
+
+GROUP_OBSERVES: dict[str, frozenset[str]] = {
+    "session": frozenset({"LOG", "SURF", "TRACE", "COMPACT", "HDR"}),
+    "surface": frozenset({"SURF"}),
+    "header": frozenset({"HDR"}),
+    "repair": frozenset({"REPAIR"}),
+    "jsonl": frozenset({"JSONL", "REPAIR"}),
+    "legacy": frozenset({"LEGACY", "JSONL"}),
+    "compaction": frozenset({"COMPACT"}),
+}
+"""The invariant groups whose effects a capability group's ops make visible."""
+
+CODE_OWNERS: dict[str, tuple[str, ...]] = {
+    code.value: tuple(inv.id for inv in INVARIANTS if code in inv.codes) for code in Code
+}
+
+
+def step_invariants(group: str, rule: str | None, ops: Iterable[str], codes: Iterable[str]) -> set[str]:
+    """The invariant IDs one step exercised: its rule's (as far as ``group`` observes them), its ops', its codes'."""
+    observed = GROUP_OBSERVES[group]
+    tags = {i for i in RULE_INVARIANTS.get(rule or "", ()) if i.split("-")[1] in observed}
+    for op in ops:
+        tags.update(OP_INVARIANTS.get(op, ()))
+    for code in codes:
+        tags.update(CODE_OWNERS.get(code, ()))
+    return tags

@@ -1,0 +1,234 @@
+"""Running the conformance machines against one port: a result per capability group.
+
+One port serves the whole run (each example starts with ``reset``); groups run one after another.
+A group the port did not declare is *unsupported*; a group whose machine ran no step is *void*; a
+disagreement is *failed*, with the shrunk transcript written as a counterexample file; anything
+else that stops a group (a bug in the suite, a flaky port) is an *error*.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis.database import ExampleDatabase
+from hypothesis.errors import FlakyFailure, InvalidDefinition, Unsatisfiable
+from hypothesis.stateful import run_state_machine_as_test
+
+from sessionlog_spec.protocol.messages import GROUPS, Hello, Port
+from sessionlog_spec.suite.coverage import GroupCoverage
+from sessionlog_spec.suite.machines import MACHINES, REQUIRES, Disagreement, MachineContext
+from sessionlog_spec.suite.output.cases import write_case
+from sessionlog_spec.suite.profiles import Profile, hypothesis_settings, shrink_budget
+
+PASSED, FAILED, UNSUPPORTED, VOID, ERROR = "passed", "failed", "unsupported", "void", "error"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How one run searches and judges."""
+
+    profile: Profile
+    strict_codes: bool = False
+    only: tuple[str, ...] = ()
+    seed: int | None = None
+    database: ExampleDatabase | None = None
+    cases_dir: Path = Path("reports/cases")
+    max_examples: int | None = None
+    """Overrides the profile's examples per group (the suite's own tests use small numbers)."""
+    step_count: int | None = None
+
+    def groups(self) -> tuple[str, ...]:
+        """The groups this run covers, in report order."""
+        return tuple(g for g in GROUPS if not self.only or g in self.only)
+
+
+@dataclass
+class Failure:
+    """One shrunk disagreement and where its counterexample file went."""
+
+    disagreement: Disagreement
+    case_file: Path
+    steps_shown: list[str]
+    """Hypothesis's rendering of the minimal failing example."""
+    flaky: bool = False
+    """The port did not fail the same way when the example was replayed."""
+
+    @property
+    def case_id(self) -> str:
+        """``group/op/kind``."""
+        return self.disagreement.case_id
+
+
+@dataclass
+class GroupResult:
+    """What happened to one group."""
+
+    group: str
+    status: str
+    coverage: GroupCoverage
+    seconds: float = 0.0
+    detail: str = ""
+    failures: list[Failure] = field(default_factory=list)
+    """Every distinct disagreement found (Hypothesis shrinks each kind separately)."""
+
+    @property
+    def failure(self) -> Disagreement | None:
+        """The first disagreement, if any."""
+        return self.failures[0].disagreement if self.failures else None
+
+    @property
+    def case_file(self) -> Path | None:
+        """The first counterexample file, if any."""
+        return self.failures[0].case_file if self.failures else None
+
+    @property
+    def steps_shown(self) -> list[str]:
+        """Hypothesis's rendering of the first minimal failing example."""
+        return self.failures[0].steps_shown if self.failures else []
+
+    @property
+    def examples_per_second(self) -> float:
+        """Examples run per second of wall time."""
+        return self.coverage.examples / self.seconds if self.seconds else 0.0
+
+    @property
+    def steps_per_second(self) -> float:
+        """Steps run per second of wall time."""
+        return self.coverage.steps / self.seconds if self.seconds else 0.0
+
+
+@dataclass
+class RunResult:
+    """A whole run: the port, the options and every group's result."""
+
+    hello: Hello
+    options: RunOptions
+    groups: list[GroupResult]
+    seconds: float
+
+    @property
+    def void(self) -> bool:
+        """No group ran a step: the run checked nothing."""
+        return not any(r.status in (PASSED, FAILED) for r in self.groups)
+
+
+def unsupported_reason(group: str, capabilities: Iterable[str]) -> str | None:
+    """Why ``group`` cannot run against a port declaring ``capabilities``, or ``None``."""
+    declared = set(capabilities)
+    if group not in declared:
+        return "not declared in hello"
+    missing = [g for g in REQUIRES.get(group, ()) if g not in declared]
+    return f"needs {', '.join(missing)}" if missing else None
+
+
+def run_group(
+    group: str, port: Port, hello: Hello, options: RunOptions, on_example: Callable[[GroupCoverage], None] | None = None
+) -> GroupResult:
+    """Run one group's machine against ``port`` and judge it."""
+    coverage = GroupCoverage(group)
+    reason = unsupported_reason(group, hello.capabilities)
+    if reason is not None:
+        return GroupResult(group, UNSUPPORTED, coverage, detail=reason)
+    context = MachineContext(
+        group,
+        port,
+        frozenset(hello.capabilities),
+        strict_codes=options.strict_codes,
+        coverage=coverage,
+        on_example=None if on_example is None else (lambda: on_example(coverage)),
+    )
+    settings = hypothesis_settings(options.profile, options.database, options.max_examples, options.step_count)
+    started = time.monotonic()
+    result = GroupResult(group, PASSED, coverage)
+    try:
+        # Hypothesis accepts any zero-argument factory here (see its docstring), not only a class.
+        with shrink_budget(options.profile.shrink_seconds):
+            run_state_machine_as_test(machine_factory(group, context, options.seed), settings=settings)  # type: ignore[arg-type]
+    except Disagreement as failure:
+        _failed(result, [failure], hello, options)
+    except FlakyFailure as flaky:
+        if not _failed(result, _disagreements(flaky), hello, options, flaky=True):
+            result.status, result.detail = ERROR, _describe(flaky)
+    except BaseExceptionGroup as several:  # report_multiple_bugs: one exception per kind of failure
+        others = [e for e in several.exceptions if not isinstance(e, Disagreement)]
+        if others:
+            result.status, result.detail = ERROR, _describe(others[0])
+        else:
+            _failed(result, _disagreements(several), hello, options)
+    except (Unsatisfiable, InvalidDefinition) as error:
+        if isinstance(error, InvalidDefinition) and "No progress can be made" not in str(error):
+            result.status, result.detail = ERROR, _describe(error)
+        else:
+            result.status, result.detail = VOID, f"no rule could run: {error}"
+    except Exception as error:  # a bug in the suite or the port's client must not hide the other groups
+        result.status, result.detail = ERROR, _describe(error)
+    result.seconds = time.monotonic() - started
+    if result.status == PASSED and coverage.steps == 0:
+        result.status, result.detail = VOID, "no rule passed its preconditions: nothing was checked"
+    return result
+
+
+def machine_factory(group: str, context: MachineContext, seed: int | None) -> Callable[[], Any]:
+    """What Hypothesis calls to start each example, keyed in the example database by group."""
+
+    def machine() -> Any:
+        return MACHINES[group](context)
+
+    # Hypothesis keys its database by this digest and derandomises from this seed (see @seed).
+    machine._hypothesis_internal_add_digest = f"sessionlog-conformance:{group}".encode()  # type: ignore[attr-defined]
+    if seed is not None:
+        machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    return machine
+
+
+def _disagreements(group: BaseExceptionGroup[Any]) -> list[Disagreement]:
+    found: list[Disagreement] = []
+    for error in group.exceptions:
+        if isinstance(error, Disagreement):
+            found.append(error)
+        elif isinstance(error, BaseExceptionGroup):
+            found += _disagreements(error)
+    return found
+
+
+def _failed(result: GroupResult, found: list[Disagreement], hello: Hello, options: RunOptions, flaky: bool = False) -> bool:
+    """Record the disagreements as failures with their counterexample files; false when there are none."""
+    for disagreement in found:
+        steps = [str(note) for note in getattr(disagreement, "__notes__", [])]
+        path = write_case(
+            options.cases_dir, disagreement, hello, strict_codes=options.strict_codes, steps_shown=steps, seed=options.seed
+        )
+        result.failures.append(Failure(disagreement, path, steps, flaky))
+    if not result.failures:
+        return False
+    result.status = FAILED
+    result.detail = "; ".join(str(f.disagreement) for f in result.failures)
+    if flaky:
+        result.detail = f"flaky (the port did not fail the same way when the example was replayed): {result.detail}"
+    return True
+
+
+def _describe(error: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(error), error)).strip()
+
+
+def run(
+    port: Port,
+    options: RunOptions,
+    on_group: Callable[[str], None] | None = None,
+    on_example: Callable[[GroupCoverage], None] | None = None,
+) -> RunResult:
+    """Run every selected group against ``port``."""
+    started = time.monotonic()
+    hello = port.hello
+    results: list[GroupResult] = []
+    for group in options.groups():
+        if on_group is not None:
+            on_group(group)
+        results.append(run_group(group, port, hello, options, on_example))
+    return RunResult(hello, options, results, time.monotonic() - started)
