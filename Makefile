@@ -37,7 +37,7 @@ node-deps: $(NODE_STAMP)
 
 ## The main job: the conformance suite (ci profile) against the bundled Python port.
 check: install
-	$(BIN)/python -m sessionlog_spec check --profile ci
+	$(BIN)/python -m sessionlog_spec check --port python --profile ci
 
 ## The whole test suite: lint, types, the traceability catalogue, pytest (the upstream port included), CrossHair.
 test: install node-deps lint typecheck pytest crosshair
@@ -59,7 +59,7 @@ invariants: install
 	$(BIN)/python -m sessionlog_spec catalogue
 
 nightly: install
-	$(BIN)/python -m sessionlog_spec check --profile nightly
+	$(BIN)/python -m sessionlog_spec check --port python --profile nightly
 
 clean:
 	rm -rf $(VENV) .hypothesis .mypy_cache .ruff_cache reports

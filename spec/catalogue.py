@@ -22,7 +22,10 @@ from sessionlog_spec.registry import GROUP_NAMES, INVARIANTS, Invariant
 
 CONTRACT_MODULES = ("log", "surface", "trace", "header", "repair", "compaction", "jsonl", "legacy")
 ID_PATTERN = re.compile(r"INV-[A-Z]+-\d+")
-ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = Path(__file__).resolve().parent / "invariants.md"
+"""The rendered catalogue as installed with the package (in the repository, a link to ``invariants.md``)."""
+TESTS = Path("tests")
+"""Where the tests are, relative to a checkout's root: the catalogue names every test of each invariant."""
 
 
 def contract_carriers() -> dict[str, list[str]]:
@@ -47,33 +50,36 @@ def contract_carriers() -> dict[str, list[str]]:
     return dict(carriers)
 
 
-def _test_functions(root: Path) -> Iterator[tuple[str, str]]:
-    for path in sorted(root.rglob("test_*.py")):
+def _test_functions(tests: Path) -> Iterator[tuple[str, str]]:
+    """Every test function under ``tests``, with its path relative to the checkout (the folder above)."""
+    if not tests.is_dir():
+        raise FileNotFoundError(f"no tests folder at {tests}: the catalogue is rendered in a sessionlog-spec checkout")
+    for path in sorted(tests.rglob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_"):
-                yield str(path.relative_to(ROOT)), node.name
+                yield path.relative_to(tests.parent).as_posix(), node.name
 
 
-def test_checkers(root: Path | None = None) -> dict[str, list[str]]:
+def test_checkers(tests_dir: Path = TESTS) -> dict[str, list[str]]:
     """Invariant ID → the tests (``path::name``) whose names carry its token (``inv_surf_3``)."""
     tests: dict[str, list[str]] = defaultdict(list)
     tokens = {inv.test_token: inv.id for inv in INVARIANTS}
     pattern = re.compile(r"inv_[a-z]+_\d+")
-    for path, name in _test_functions(root or ROOT / "tests"):
+    for path, name in _test_functions(tests_dir):
         for token in pattern.findall(name):
             if token in tokens:
                 tests[tokens[token]].append(f"{path}::{name}")
     return dict(tests)
 
 
-def test_tokens_without_invariant(root: Path | None = None) -> list[str]:
+def test_tokens_without_invariant(tests: Path = TESTS) -> list[str]:
     """Tests whose names carry an invariant token that the catalogue does not define."""
     known = {inv.test_token for inv in INVARIANTS}
     pattern = re.compile(r"inv_[a-z]+_\d+")
     return [
         f"{path}::{name}"
-        for path, name in _test_functions(root or ROOT / "tests")
+        for path, name in _test_functions(tests)
         if any(token not in known for token in pattern.findall(name))
     ]
 
@@ -119,10 +125,10 @@ def model_function(carrier: str) -> str | None:
     """The model function a contracted wrapper stands for: the one with the same name."""
     name = carrier.rsplit(".", 1)[1]
     for module_name in MODEL_MODULES:
-        module = importlib.import_module(f"model.{module_name}")
+        module = importlib.import_module(f"sessionlog_spec.model.{module_name}")
         func = getattr(module, name, None)
         if inspect.isfunction(func) and func.__module__ == module.__name__:
-            return f"model.{module_name}.{name}"
+            return f"sessionlog_spec.model.{module_name}.{name}"
     return None
 
 
@@ -174,6 +180,6 @@ Refused outright, before any v1 session exists: `request/header-delta` (`LEGACY_
 and any type outside the frozen v0 inventory, ignorable or not (`LEGACY_UNKNOWN_TYPE`)."""
 
 
-def render_current() -> str:
-    """``invariants.md`` as the code and tests stand now."""
-    return render(contract_carriers(), test_checkers())
+def render_current(tests: Path = TESTS) -> str:
+    """``invariants.md`` as the code and the tests under ``tests`` stand now."""
+    return render(contract_carriers(), test_checkers(tests))

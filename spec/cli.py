@@ -67,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     check_log = sub.add_parser("check-log", help="check one stored log (v1, or v0 through the edge) against the model")
     check_log.add_argument("path", type=Path, metavar="PATH.jsonl")
 
-    cat = sub.add_parser("catalogue", help="regenerate invariants.md from the registry, contracts and tests")
-    cat.add_argument("--output", type=Path, default=catalogue.ROOT / "invariants.md")
+    cat = sub.add_parser("catalogue", help="regenerate invariants.md from the registry, contracts and tests (in a checkout)")
+    cat.add_argument("--output", type=Path, default=Path("invariants.md"), help="the file to write (./invariants.md)")
+    cat.add_argument("--tests", type=Path, default=catalogue.TESTS, help="the checkout's tests folder (./tests)")
     cat.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
     vectors_cli.add_parser(sub)
     return parser
@@ -92,11 +93,15 @@ def main(argv: list[str] | None = None) -> int:
         return commands.check_log_file(args.path)
     if args.command == vectors_cli.COMMAND:
         return vectors_cli.run(args)
-    return _catalogue(args.output, args.check)
+    return _catalogue(args.output, args.tests, args.check)
 
 
-def _catalogue(output: Path, check_only: bool) -> int:
-    text = catalogue.render_current()
+def _catalogue(output: Path, tests: Path, check_only: bool) -> int:
+    try:
+        text = catalogue.render_current(tests)
+    except FileNotFoundError as error:
+        print(f"{error}; the installed copy is {catalogue.SHIPPED}", file=sys.stderr)
+        return 2
     if check_only:
         current = output.read_text(encoding="utf-8") if output.exists() else ""
         if current != text:

@@ -1,15 +1,15 @@
 """A port under test, as the suite sees it: something that answers protocol requests.
 
-Every implementation is reached through :class:`Port`, whether it runs in this process (a
-:class:`InProcessPort` around a request handler) or as a subprocess speaking
-``sessionlog-driver/1`` over JSON Lines (:class:`sessionlog_spec.suite.ports.subprocess.SubprocessPort`).  ``call`` returns
-:class:`Ok` or :class:`Refused`; anything else the port does wrong raises :class:`PortFault`.
+Every implementation is reached through :class:`Port`, whether it runs in this process
+(:class:`sessionlog_spec.suite.ports.inprocess.InProcessPort` around a request handler) or as a subprocess
+speaking ``sessionlog-driver/1`` over JSON Lines (:class:`sessionlog_spec.suite.ports.subprocess.SubprocessPort`).
+``call`` returns :class:`Ok` or :class:`Refused`; anything else the port does wrong raises :class:`PortFault`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 PROTOCOL = "sessionlog-driver/1"
@@ -106,30 +106,3 @@ def reply_from(message: dict[str, Any]) -> Reply:
         return Ok(message.get("result"))
     error = message["error"]
     return Refused(error["code"], error["message"])
-
-
-@dataclass
-class InProcessPort:
-    """A port whose driver handler runs in this process: no serialisation beyond the handler's own."""
-
-    handler: Handler
-    _next_id: int = 0
-    _hello: Hello | None = field(default=None, init=False)
-
-    @property
-    def hello(self) -> Hello:
-        if self._hello is None:
-            reply = self.call("hello")
-            assert isinstance(reply, Ok), reply
-            self._hello = hello_from(reply.result)
-        return self._hello
-
-    def call(self, op: str, **args: Any) -> Reply:
-        self._next_id += 1
-        message = self.handler({"id": self._next_id, "op": op, **args})
-        if message.get("id") != self._next_id:
-            raise PortFault("wrong-id", f"expected id {self._next_id}, got {message.get('id')!r}")
-        return reply_from(message)
-
-    def close(self) -> None:
-        self.call("bye")

@@ -55,14 +55,6 @@ def decode_log(raws: Any) -> tuple[Event, ...] | Violation:
     return tuple(events)
 
 
-def valid_log(raws: Any) -> tuple[Event, ...] | Violation:
-    """A whole log validated as a v1 session from seq 0."""
-    if not isinstance(raws, list):
-        raise BadRequest("events must be an array")
-    state = fold_session(raws)
-    return state if isinstance(state, Violation) else state.events
-
-
 class ModelDriver:
     """A stateful request handler answering from the model."""
 
@@ -135,8 +127,20 @@ class ModelDriver:
         self.state = state
         return state_result(state)
 
+    # -- the whole-log ops: one definition, over two hooks the oracle overrides ------------------------
+
+    def events_of(self, raws: Any) -> tuple[Event, ...] | Violation:
+        """``raws`` decoded event by event (the envelope only), or the first violation."""
+        return decode_log(raws)
+
+    def session_of(self, raws: Any) -> SessionState | Violation:
+        """``raws`` validated as a whole v1 session from seq 0, or the first violation."""
+        if not isinstance(raws, list):
+            raise BadRequest("events must be an array")
+        return fold_session(raws)
+
     def op_fold_surface(self, request: dict[str, Any]) -> Any:
-        events = decode_log(request["events"])
+        events = self.events_of(request["events"])
         if isinstance(events, Violation):
             return events
         folded = fold_surface(events)
@@ -151,39 +155,26 @@ class ModelDriver:
         }
 
     def op_fold_header(self, request: dict[str, Any]) -> Any:
-        events = decode_log(request["events"])
+        events = self.events_of(request["events"])
         if isinstance(events, Violation):
             return events
         header = fold_request_header(events)
         return {"header": None if header is None else thaw(header)}
 
     def op_header_decision(self, request: dict[str, Any]) -> Any:
-        events = valid_log(request["events"])
-        if isinstance(events, Violation):
-            return events
-        header = freeze(request["header"])
-        problem = header_shape_problem(header)
+        state = self.session_of(request["events"])
+        if isinstance(state, Violation):
+            return state
+        problem = header_shape_problem(freeze(request["header"]))
         if problem is not None:
             return problem
-        facts = request["instance"]
-        decision = decide_request_header(
-            fold_request_header(events),
-            _frozen(request["header"]),
-            InstanceFacts(
-                first_request=bool(facts["first_request"]),
-                begins_series=bool(facts["begins_series"]),
-                replaced_since_last_request=bool(facts["replaced_since_last_request"]),
-            ),
-        )
-        if decision is None:
-            return {"decision": None}
-        return {"decision": {"reason": decision.reason.value, "startsSeries": decision.starts_series}}
+        return decision_result(state.header, _frozen(request["header"]), request["instance"])
 
     def op_repair(self, request: dict[str, Any]) -> Any:
-        events = valid_log(request["events"])
-        if isinstance(events, Violation):
-            return events
-        return {"closers": [encode_event(e) for e in interrupted_turn_closers(events)]}
+        state = self.session_of(request["events"])
+        if isinstance(state, Violation):
+            return state
+        return {"closers": [encode_event(e) for e in interrupted_turn_closers(state.events)]}
 
     def op_load(self, request: dict[str, Any]) -> Any:
         if not isinstance(request["jsonl"], str):
@@ -204,21 +195,39 @@ class ModelDriver:
         return {"log": {"header": thaw(upgraded.header), "events": [thaw(e) for e in upgraded.events]}}
 
     def op_cuts(self, request: dict[str, Any]) -> Any:
-        events = valid_log(request["events"])
-        if isinstance(events, Violation):
-            return events
-        state = fold_session(list(events))
-        assert not isinstance(state, Violation)
-        balanced = cut_balances(state.surface.nodes, events)
+        state = self.session_of(request["events"])
+        if isinstance(state, Violation):
+            return state
+        balanced = cut_balances(state.surface.nodes, state.events)
         if isinstance(balanced, Violation):
             return balanced
         result: dict[str, Any] = {"nodes": list(state.surface.nodes), "balanced": list(balanced)}
         if "seq" in request:
-            around = balanced_around(state.surface.nodes, events, request["seq"])
+            around = balanced_around(state.surface.nodes, state.events, request["seq"])
             if isinstance(around, Violation):
                 return around
             result["around"] = list(around)
         return result
+
+
+def decision_result(latest: JsonObject | None, assembled: JsonObject, facts: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``header_decision`` result for a request whose header is ``assembled``, after ``latest``.
+
+    ``facts`` are the loop-instance facts as the protocol spells them (``first_request``,
+    ``begins_series``, ``replaced_since_last_request``).
+    """
+    decision = decide_request_header(
+        latest,
+        assembled,
+        InstanceFacts(
+            first_request=bool(facts["first_request"]),
+            begins_series=bool(facts["begins_series"]),
+            replaced_since_last_request=bool(facts["replaced_since_last_request"]),
+        ),
+    )
+    if decision is None:
+        return {"decision": None}
+    return {"decision": {"reason": decision.reason.value, "startsSeries": decision.starts_series}}
 
 
 def _frozen(value: Any) -> JsonObject:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import importlib.util
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from sessionlog_spec.suite.output.cases import read_case
 from sessionlog_spec.suite.output.console import RunProgress, show
 from sessionlog_spec.suite.output.replay import render, replay
 from sessionlog_spec.suite.output.report import junit_xml, report_json, write_json, write_junit
-from sessionlog_spec.suite.ports.select import PortUnavailable, port_for
+from sessionlog_spec.suite.ports import PortUnavailable, port_for
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
 from sessionlog_spec.suite.profiles import PROFILES, database_for
 from sessionlog_spec.suite.run import RunOptions, run
@@ -34,17 +33,22 @@ class PortError(Exception):
     """The port could not be started."""
 
 
-def default_port() -> str:
-    """``python`` when the Python port is installed, else ``model``."""
-    return "python" if importlib.util.find_spec("seqlog") is not None else "model"
+NO_PORT = "no port to check: give --driver 'CMD' (a sessionlog-driver/1 program) or --port python|model|'CMD'"
 
 
 def open_port(driver: str | None, port: str | None, timeout: float) -> Port:
-    """The port the command line names (``--driver`` always means a subprocess)."""
+    """The port the command line names (``--driver`` always means a subprocess).
+
+    There is no default: checking the model against itself would pass whatever a user meant to check.
+    """
+    if driver is None and port is None:
+        raise PortError(NO_PORT)
+    if driver is not None and not driver.strip():
+        raise PortError("--driver is empty: give the command that starts your driver")
     try:
         if driver is not None:
             return SubprocessPort(driver, timeout=timeout)
-        return port_for(port or default_port(), timeout=timeout)
+        return port_for(str(port), timeout=timeout)
     except (PortUnavailable, PortFault, ValueError) as error:
         raise PortError(str(error)) from error
 

@@ -37,18 +37,3 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     if isinstance(answer, Refused):
         return {"ok": False, "error": {"code": answer.code, "message": answer.message}}
     return {"fault": {"kind": answer.kind, "detail": answer.detail, "stderr_tail": answer.stderr_tail}}
-
-
-def answer_from_json(value: dict[str, Any]) -> Answer:
-    """The inverse of :func:`answer_json`."""
-    if "fault" in value:
-        fault = value["fault"]
-        return PortFault(fault["kind"], fault["detail"], fault.get("stderr_tail", ""))
-    if value["ok"]:
-        return Ok(value.get("result"))
-    return Refused(value["error"]["code"], value["error"]["message"])
-
-
-def request_from_json(value: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The op and arguments of a stored exchange."""
-    return str(value["op"]), dict(value.get("args", {}))

@@ -3,23 +3,31 @@
 With ``--sessionlog-driver`` (or ``--sessionlog-port model|python``) the plugin adds one test per
 capability group, ``sessionlog[<group>]``, each running that group's state machine against one
 shared port process.  Undeclared groups are skipped, void groups fail, and a disagreement fails
-with the mismatch, the shrunk steps and the path of its counterexample file.  Without the option
-the plugin only registers its options and changes nothing.
+with the mismatch, the shrunk steps and the path of its counterexample file.
+
+pytest loads this module in every run of every project where the package is installed, so it
+imports nothing but pytest until one of its options asks for the suite: without the option it only
+registers its options and changes nothing, and a project's own packages (a ``model`` or a ``spec``
+of its own) never meet the suite's.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sessionlog_spec.protocol.messages import GROUPS, Port
-from sessionlog_spec.suite.commands import open_port
-from sessionlog_spec.suite.profiles import PROFILES, database_for
-from sessionlog_spec.suite.run import ERROR, FAILED, UNSUPPORTED, VOID, GroupResult, RunOptions, run_group
+if TYPE_CHECKING:
+    from sessionlog_spec.protocol.messages import Port
+    from sessionlog_spec.suite.run import GroupResult
 
-PORT_KEY = pytest.StashKey[Port]()
+GROUPS = ("session", "surface", "header", "repair", "jsonl", "legacy", "compaction")
+"""The capability groups, in report order (the protocol's; a test holds the two equal)."""
+PROFILE_NAMES = ("ci", "dev", "nightly")
+"""The suite's profiles (a test holds this equal to :data:`sessionlog_spec.suite.profiles.PROFILES`)."""
+
+PORT_KEY = pytest.StashKey["Port"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,7 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("sessionlog", "sessionlog conformance suite")
     group.addoption("--sessionlog-driver", metavar="CMD", help="check this driver program against the model")
     group.addoption("--sessionlog-port", metavar="PORT", help="check 'model' or 'python' in-process instead")
-    group.addoption("--sessionlog-profile", choices=sorted(PROFILES), default="ci", help="search profile (default ci)")
+    group.addoption("--sessionlog-profile", choices=PROFILE_NAMES, default="ci", help="search profile (default ci)")
     group.addoption("--sessionlog-strict-codes", action="store_true", help="require the model's violation codes")
     group.addoption("--sessionlog-timeout", type=float, default=5.0, help="seconds per driver request")
     group.addoption("--sessionlog-cases-dir", default="reports/cases", help="where counterexample files go")
@@ -51,6 +59,9 @@ class GroupItem(pytest.Item):
         self.group = group
 
     def runtest(self) -> None:
+        from sessionlog_spec.suite.profiles import PROFILES, database_for
+        from sessionlog_spec.suite.run import ERROR, FAILED, UNSUPPORTED, VOID, RunOptions, run_group
+
         config = self.config
         options = RunOptions(
             profile=PROFILES[config.getoption("sessionlog_profile")],
@@ -91,6 +102,8 @@ def describe(result: GroupResult) -> str:
 
 def shared_port(config: pytest.Config) -> Port:
     """The port every group's test uses, started on first use."""
+    from sessionlog_spec.suite.commands import open_port
+
     if PORT_KEY not in config.stash:
         config.stash[PORT_KEY] = open_port(
             config.getoption("sessionlog_driver"), config.getoption("sessionlog_port"), config.getoption("sessionlog_timeout")

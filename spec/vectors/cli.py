@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from sessionlog_spec.protocol.messages import PortFault
-from sessionlog_spec.suite.ports.select import PortUnavailable, port_for
+from sessionlog_spec.suite.ports import PortUnavailable, port_for
 from sessionlog_spec.vectors import generate as gen
 from sessionlog_spec.vectors import regressions
 from sessionlog_spec.vectors.format import FILE_ORDER, VECTORS_DIR, load_all
@@ -86,8 +86,16 @@ def _files(option: str) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     only, skip = _files(args.only), _files(args.skip)
     documents = {s: d for s, d in load_all(args.dir).items() if (not only or s in only) and s not in skip}
+    cases = sum(len(d["cases"]) for d in documents.values())
+    if cases == 0:
+        print(f"no vectors to run in {args.dir} (after --only/--skip): nothing would be checked", file=sys.stderr)
+        return 2
+    target = args.driver if args.driver is not None else args.port
+    if target is None:
+        print("no port to check: give --driver 'CMD' (a sessionlog-driver/1 program) or --port python|model|'CMD'", file=sys.stderr)
+        return 2
     try:
-        port = port_for(args.driver or args.port or "model", timeout=args.timeout)
+        port = port_for(target, timeout=args.timeout)
         hello = port.hello
     except (PortUnavailable, PortFault) as error:
         print(f"cannot start the port: {error}", file=sys.stderr)

@@ -17,22 +17,11 @@ from typing import Any
 
 import pytest
 
-from sessionlog_spec.protocol.messages import PROTOCOL, InProcessPort, Ok, PortFault, Refused, Reply
+from sessionlog_spec.protocol.messages import PROTOCOL, Ok, Port, PortFault, Refused, Reply
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.protocol.schema import InvalidRequest
-from sessionlog_spec.suite.ports.select import (
-    CompactionGroup,
-    GroupClient,
-    HeaderGroup,
-    InstanceFacts,
-    JsonlGroup,
-    LegacyGroup,
-    PortUnavailable,
-    RepairGroup,
-    SessionGroup,
-    SurfaceGroup,
-    port_for,
-)
+from sessionlog_spec.suite.ports import PortUnavailable, port_for
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.ports.subprocess import STDERR_TAIL_BYTES, PortStats, SubprocessPort
 
 DRIVERS = Path(__file__).parent / "bad_drivers"
@@ -223,43 +212,42 @@ HEADER = {
     "time": 0,
     "data": {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"},
 }
-FACTS: InstanceFacts = {"first_request": True, "begins_series": False, "replaced_since_last_request": False}
+FACTS = {"first_request": True, "begins_series": False, "replaced_since_last_request": False}
 
 
-def run_script(client: GroupClient) -> list[Reply]:
+def run_script(port: Port) -> list[Reply]:
     """A run over every op: valid input, refusals, edge values."""
     header = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0}
+    v0_log = {
+        "header": {**header, "version": 0},
+        "events": [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}}],
+    }
     replies = [
-        client.reset(header),
-        client.seed([TURN]),
-        client.append(USER),
-        client.append({**USER, "seq": 3, "data": {**USER["data"], "extra": 2**64}}),  # beyond 64 bits
-        client.append({**USER, "seq": 3, "time": 2**53}),  # beyond the safe range
-        client.append({**USER, "seq": 3, "data": {**USER["data"], "x": -0.0}}),
-        client.append("not an event"),
-        client.append({**TURN, "seq": 3}),
-        client.state(),
-        client.save(),
-        client.fold_surface([{**USER, "seq": 0}]),
-        client.fold_header([HEADER]),
-        client.header_decision([], {"config": {"provider": "p", "model": "m"}}, FACTS),
-        client.header_decision([], "not a header", FACTS),
-        client.repair([TURN]),
-        client.cuts([]),
-        client.cuts([{**USER, "seq": 0}]),
-        client.upgrade_v0(
-            {
-                "header": {**header, "version": 0},
-                "events": [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}}],
-            }
-        ),
+        port.call("reset", header=header),
+        port.call("seed", events=[TURN]),
+        port.call("append", event=USER),
+        port.call("append", event={**USER, "seq": 3, "data": {**USER["data"], "extra": 2**64}}),  # beyond 64 bits
+        port.call("append", event={**USER, "seq": 3, "time": 2**53}),  # beyond the safe range
+        port.call("append", event={**USER, "seq": 3, "data": {**USER["data"], "x": -0.0}}),
+        port.call("append", event="not an event"),
+        port.call("append", event={**TURN, "seq": 3}),
+        port.call("state"),
+        port.call("save"),
+        port.call("fold_surface", events=[{**USER, "seq": 0}]),
+        port.call("fold_header", events=[HEADER]),
+        port.call("header_decision", events=[], header={"config": {"provider": "p", "model": "m"}}, instance=FACTS),
+        port.call("header_decision", events=[], header="not a header", instance=FACTS),
+        port.call("repair", events=[TURN]),
+        port.call("cuts", events=[]),
+        port.call("cuts", events=[{**USER, "seq": 0}]),
+        port.call("upgrade_v0", log=v0_log),
     ]
     saved = replies[9]
     assert isinstance(saved, Ok)
-    replies.append(client.load(saved.result["jsonl"] + '{"type":"turn'))
-    replies.append(client.load("not jsonl"))
-    replies.append(client.seed([{"seq": 0}]))
-    replies.append(client.state())
+    replies.append(port.call("load", jsonl=saved.result["jsonl"] + '{"type":"turn'))
+    replies.append(port.call("load", jsonl="not jsonl"))
+    replies.append(port.call("seed", events=[{"seq": 0}]))
+    replies.append(port.call("state"))
     return replies
 
 
@@ -271,25 +259,10 @@ def canonical(reply: Reply) -> str:
 
 
 def test_the_model_subprocess_answers_like_the_model_in_process(model_subprocess: SubprocessPort) -> None:
-    expected = run_script(GroupClient(InProcessPort(ModelDriver())))
-    got = run_script(GroupClient(model_subprocess))
+    expected = run_script(InProcessPort(ModelDriver()))
+    got = run_script(model_subprocess)
     assert [canonical(r) for r in got] == [canonical(r) for r in expected]
     assert any(isinstance(r, Refused) for r in expected) and any(isinstance(r, Ok) for r in expected)
-
-
-def test_group_client_implements_every_group() -> None:
-    client = GroupClient(port_for("model"))
-    groups: list[object] = []
-    session: SessionGroup = client
-    surface: SurfaceGroup = client
-    header: HeaderGroup = client
-    repair: RepairGroup = client
-    jsonl: JsonlGroup = client
-    legacy: LegacyGroup = client
-    compaction: CompactionGroup = client
-    groups += [session, surface, header, repair, jsonl, legacy, compaction]
-    assert all(g is client for g in groups)
-    assert client.hello.capabilities == ("session", "surface", "header", "repair", "jsonl", "legacy", "compaction")
 
 
 def test_port_for_builds_each_kind_of_port() -> None:
