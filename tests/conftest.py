@@ -1,17 +1,24 @@
-"""Every test run imports the suite by one name only: ``sessionlog_spec``.
+"""What every test run shares: one import name for the suite, and seqlog's slow tests kept out.
 
 The checkout's folders ``model/`` and ``spec/`` sit next to the tests, so a stray ``import model``
-would find them under a second name and load a second copy of every module.  This finder refuses
-those names for the whole run.
+would find them under a second name and load a second copy of every module.  :class:`OneNameOnly`
+refuses those names for the whole run.
+
+seqlog's slow tests (the 200-kill crash run under ``tests/port``) run only when the marker
+expression names them (``-m slow``) or with ``SEQLOG_SLOW=1``.
 """
 
 from __future__ import annotations
 
 import importlib.abc
+import os
 import sys
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
+from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 GENERIC_NAMES = frozenset({"model", "spec", "harness"})
 
@@ -28,3 +35,16 @@ class OneNameOnly(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, OneNameOnly())
+
+
+PORT_TESTS = Path(__file__).parent / "port"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip seqlog's ``slow`` tests unless they were asked for."""
+    if os.environ.get("SEQLOG_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow or SEQLOG_SLOW=1")
+    for item in items:
+        if "slow" in item.keywords and item.path.is_relative_to(PORT_TESTS):
+            item.add_marker(skip)

@@ -191,22 +191,30 @@ class SessionBuilder:
         return [n for n in self.state.surface.nodes if self.state.events[n].type == "tool/result"]
 
 
+    def tool_turn(
+        self, text: str, calls: Sequence[str], header: Mapping[str, Any] | None = None, reason: str | None = None
+    ) -> None:
+        """One complete turn: the user's ``text``, a step whose request (with ``header`` written for
+        ``reason`` when given) asks for ``calls`` and gets their results, then a step with the answer."""
+        self.turn_start()
+        self.user_message(text)
+        self.step_start()
+        if header is not None and reason is not None:
+            self.request_header(header, reason)
+        self.assistant_message("Reading files.", list(calls))
+        for call in calls:
+            self.tool_call(call)
+            self.tool_result(call)
+        self.step_end()
+        self.step_start()
+        self.assistant_message("Done.")
+        self.step_end()
+        self.turn_end()
+
 def realistic_session(turns: int = 3, calls_per_step: int = 2, header: Mapping[str, Any] | None = None) -> SessionBuilder:
     """A complete, closed session: turns with a header, tool steps and a final answer."""
     b = SessionBuilder()
     for turn in range(turns):
-        b.turn_start()
-        b.user_message(f"Request {turn + 1}")
-        b.step_start()
-        b.request_header(header or basic_header(), "initial" if turn == 0 else "resume")
         calls = [f"call-{turn}-{i}" for i in range(calls_per_step)]
-        b.assistant_message("Reading files.", calls)
-        for call in calls:
-            b.tool_call(call)
-            b.tool_result(call)
-        b.step_end()
-        b.step_start()
-        b.assistant_message("Done.")
-        b.step_end()
-        b.turn_end()
+        b.tool_turn(f"Request {turn + 1}", calls, header or basic_header(), "initial" if turn == 0 else "resume")
     return b

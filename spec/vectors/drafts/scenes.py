@@ -53,20 +53,7 @@ def _scene(name: str, history: list[RawEvent], play: Callable[[SessionBuilder], 
 
 def closed_turn(b: SessionBuilder, calls: tuple[str, ...] = ("call-1",), header_reason: str | None = "initial") -> None:
     """One complete turn: a tool step answering ``calls`` and a final answer."""
-    b.turn_start()
-    b.user_message("Please fix the failing test.")
-    b.step_start()
-    if header_reason is not None:
-        b.request_header(basic_header(), header_reason)
-    b.assistant_message("Reading files.", calls)
-    for call in calls:
-        b.tool_call(call)
-        b.tool_result(call)
-    b.step_end()
-    b.step_start()
-    b.assistant_message("Done.")
-    b.step_end()
-    b.turn_end()
+    b.tool_turn("Please fix the failing test.", calls, basic_header(), header_reason)
 
 
 def history_one_turn() -> list[RawEvent]:
