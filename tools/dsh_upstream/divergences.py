@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessionlog_spec.protocol.messages import InProcessPort, Ok, Port, Refused, Reply
+from sessionlog_spec.protocol.messages import Ok, Port, Refused, Reply
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session
 from sessionlog_spec.suite.agent.candidates import Mutation
 from sessionlog_spec.suite.agreement import Mismatch, compare
@@ -246,7 +247,7 @@ def write_case(outcome: Outcome, upstream: Port, directory: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cases-dir", type=Path, default=ROOT / "docs" / "conformance" / "cases" / "catalogue")
+    parser.add_argument("--cases-dir", type=Path, default=ROOT / "docs" / "conformance" / "cases" / "candidates")
     parser.add_argument("--json", type=Path, help="also write every outcome as JSON")
     parser.add_argument(
         "--check",

@@ -1,4 +1,4 @@
-"""The catalogue of invalid candidates: at least one named mutation per violation code.
+"""The registry of invalid candidates: at least one named mutation per violation code.
 
 A *mutation* turns a :class:`~sessionlog_spec.suite.agent.builder.SessionBuilder` holding a valid session into one
 invalid candidate that the model refuses with exactly the mutation's ``code``, as the **first**
@@ -16,7 +16,10 @@ API (stable; the conformance state machines draw from it):
 * :class:`Mutation` ``(name, code, context, build)``: ``build(builder, rng)`` returns the
   candidate or ``None``.  ``build`` never changes ``builder``; ``rng`` only picks among equally
   realistic variants, so a fixed seed gives a fixed candidate.
-* :data:`MUTATIONS`: every mutation, in a fixed order; names are unique.
+* :data:`MUTATIONS`: every mutation, in a fixed order (the order the builders are defined in this
+  module); names are unique.
+* :func:`candidate` ``(code, context)``: the decorator that registers a builder as a mutation
+  named after the function.
 * :func:`mutations_for` ``(code)``: the mutations that produce ``code``.
 * :func:`applicable` ``(builder, rng)``: every mutation that applies to the builder's state,
   each with its candidate, as :class:`Candidate` values.
@@ -39,6 +42,10 @@ Every candidate is plain JSON (``dict``, ``list``, ``str``, ``int``, ``float``, 
 and keeps its meaning through a JSON encoder and decoder, so a driver-based machine can send it to
 a port unchanged (the ``append``/``seed`` candidates as the protocol's ``event``/``events``, the
 ``upgrade`` candidate as ``log``, the ``load`` candidate as ``jsonl``).
+
+Each builder is registered where it is defined, by ``@candidate(code, context)``, and appended to
+:data:`MUTATIONS` in definition order.  The state machines draw from that order with a seeded
+generator, so moving a builder (like adding one) changes what a seeded run does.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from sessionlog_spec.contracts.compaction import balanced_around
 from sessionlog_spec.contracts.jsonl import load_session
@@ -99,6 +106,24 @@ class Candidate:
     def context(self) -> Context:
         """Where ``value`` is submitted."""
         return self.mutation.context
+
+
+MUTATIONS: list[Mutation] = []
+"""Every mutation, in the order its builder is defined below (seeded draws depend on this order)."""
+
+_B = TypeVar("_B", bound=Build)
+
+
+def candidate(code: Code, context: Context) -> Callable[[_B], _B]:
+    """Register the decorated builder as a mutation named after it, refused with ``code`` in ``context``."""
+
+    def register(build: _B) -> _B:
+        name = build.__name__
+        assert name not in {m.name for m in MUTATIONS}, f"duplicate mutation name {name}"
+        MUTATIONS.append(Mutation(name, code, context, build))
+        return build
+
+    return register
 
 
 # -- reading the builder's state -------------------------------------------------------------------
@@ -195,84 +220,120 @@ def _summary_data(b: SessionBuilder, start: int, end: int) -> dict[str, Any]:
     }
 
 
-# -- envelope and JSON values (INV-LOG-1..5) -------------------------------------------------------
+def _jsonl_lines(builder: SessionBuilder, header: dict[str, Any] | None = None) -> list[str]:
+    """The stored form of the builder's log, one string per line (without newlines)."""
+    return encode_jsonl(header or STORED_HEADER, builder.state.events).split("\n")[:-1]
 
 
-def _event_as_array(builder: SessionBuilder, rng: random.Random) -> object:
+def _text(lines: Sequence[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+# -- envelope, JSON values and contiguity (INV-LOG-1..5, INV-JSONL-5) ------------------------------
+
+
+@candidate(Code.ENVELOPE_NOT_OBJECT, "append")
+def event_as_array(builder: SessionBuilder, rng: random.Random) -> object:
     """An event written positionally, as ``[type, seq, time, data]``."""
     e = _benign(_scratch(builder), rng)
     return [e["type"], e["seq"], e["time"], e["data"]]
 
 
-def _event_double_encoded(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ENVELOPE_NOT_OBJECT, "append")
+def event_double_encoded(builder: SessionBuilder, rng: random.Random) -> object:
     """An event serialised twice: the log holds a JSON string instead of an object."""
     return json.dumps(_benign(_scratch(builder), rng))
 
 
-def _envelope_stray_key(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ENVELOPE_UNKNOWN_KEY, "append")
+def envelope_stray_key(builder: SessionBuilder, rng: random.Random) -> object:
     """An envelope with a member the format does not have (an event id, a snake_case spelling, a turn)."""
     e = _benign(_scratch(builder), rng)
     key, value = rng.choice((("id", "evt-1"), ("source_event_seqs", [0]), ("turn", 1), ("sessionId", "s-1")))
     return {**e, key: value}
 
 
-def _envelope_missing_key(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ENVELOPE_MISSING_KEY, "append")
+def envelope_missing_key(builder: SessionBuilder, rng: random.Random) -> object:
     """An envelope that lost one required member."""
     e = _benign(_scratch(builder), rng)
     del e[rng.choice(("type", "seq", "time", "data"))]
     return e
 
 
-def _empty_type(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ENVELOPE_BAD_TYPE, "append")
+def empty_type(builder: SessionBuilder, rng: random.Random) -> object:
     """An event whose type is empty or null."""
     return {**_benign(_scratch(builder), rng), "type": rng.choice(("", None))}
 
 
-def _seq_not_natural(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ENVELOPE_BAD_SEQ, "append")
+def seq_not_natural(builder: SessionBuilder, rng: random.Random) -> object:
     """A seq written as a string, or negative."""
     e = _benign(_scratch(builder), rng)
     return {**e, "seq": rng.choice((str(e["seq"]), -1 - e["seq"]))}
 
 
-def _time_not_integer(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ENVELOPE_BAD_TIME, "append")
+def time_not_integer(builder: SessionBuilder, rng: random.Random) -> object:
     """A time from a sub-millisecond clock, or as an ISO string."""
     e = _benign(_scratch(builder), rng)
     return {**e, "time": rng.choice((e["time"] + 0.25, "2026-07-13T10:00:00Z"))}
 
 
-def _ignorable_false(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ENVELOPE_BAD_IGNORABLE, "append")
+def ignorable_false(builder: SessionBuilder, rng: random.Random) -> object:
     """``ignorable: false``, a second spelling of absent."""
     return {**_benign(_scratch(builder), rng), "ignorable": False}
 
 
-def _unsafe_integer(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSON_NOT_LOSSLESS, "append")
+def unsafe_integer(builder: SessionBuilder, rng: random.Random) -> object:
     """A payload number beyond 2^53 − 1, which a JavaScript reader would round."""
     b = _scratch(builder)
     return b.event("llm/retry", {"attempt": 1, "requestId": MAX_SAFE_INTEGER + rng.choice((1, 2, 1000))}, False)
 
 
-def _negative_zero(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSON_NOT_LOSSLESS, "append")
+def negative_zero(builder: SessionBuilder, rng: random.Random) -> object:
     """A payload holding ``-0``, which JSON readers disagree about."""
     b = _scratch(builder)
     return b.event("feedback/record", {"rating": -0.0, "comment": rng.choice(("meh", ""))}, False)
 
 
-def _duplicate_last_event(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SEQ_NOT_CONTIGUOUS, "append")
+def duplicate_last_event(builder: SessionBuilder, rng: random.Random) -> object:
     """The last event written again (a retried write), so its seq repeats."""
     events = builder.events
     return events[-1] if events else None
 
 
-def _skipped_seq(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SEQ_NOT_CONTIGUOUS, "append")
+def skipped_seq(builder: SessionBuilder, rng: random.Random) -> object:
     """An event that skips a seq (a lost write before it)."""
     e = _benign(_scratch(builder), rng)
     return {**e, "seq": e["seq"] + rng.choice((1, 2))}
 
 
-# -- vocabulary and payload shapes (INV-LOG-6..10, INV-LEGACY-1..3 on v1 paths) -------------------
+@candidate(Code.SEQ_NOT_CONTIGUOUS, "seed")
+def seed_window(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed copied from the middle of a parent's log, keeping the parent's seqs."""
+    events = builder.events
+    return events[rng.randrange(1, len(events)) :] if len(events) >= 2 else None
 
 
-def _later_format_event(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SEQ_NOT_CONTIGUOUS, "load")
+def duplicated_last_line(builder: SessionBuilder, rng: random.Random) -> object:
+    """A log whose last line was written twice, so a seq repeats."""
+    lines = _jsonl_lines(builder)
+    return _text([*lines, lines[-1]]) if len(lines) >= 2 else None
+
+
+# -- vocabulary and payload shapes (INV-LOG-6..10) -------------------------------------------------
+
+
+@candidate(Code.UNKNOWN_EVENT_TYPE, "append")
+def later_format_event(builder: SessionBuilder, rng: random.Random) -> object:
     """An event type from a later format version (v2 attempts, v3 system or v4 developer messages)."""
     b = _scratch(builder)
     turn, step = _open_step(b) or (max(b.state.trace.last_turn, 1), 1)
@@ -286,20 +347,35 @@ def _later_format_event(builder: SessionBuilder, rng: random.Random) -> object:
     return b.event(type_, data, False)
 
 
-def _end_seed_not_inherited(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.UNKNOWN_EVENT_TYPE, "load")
+def jsonl_unknown_line(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v1 log holding a line of a later format's event type."""
+    return _text([*_jsonl_lines(builder), json.dumps(later_format_event(builder, rng))])
+
+
+@candidate(Code.END_SEED_INVALID, "append")
+def end_seed_not_inherited(builder: SessionBuilder, rng: random.Random) -> object:
     """An end-of-seed marker with ``inherited: false`` or a v0-style seed length."""
     b = _scratch(builder)
     return b.event("session/end-seed", rng.choice(({"inherited": False}, {"seedLength": b.next_seq})), False)
 
 
-def _user_message_without_id(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.END_SEED_INVALID, "seed")
+def seed_bad_marker(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed closed by a malformed end-of-seed marker."""
+    return [*builder.events, end_seed_not_inherited(builder, rng)]
+
+
+@candidate(Code.USER_MESSAGE_INVALID, "append")
+def user_message_without_id(builder: SessionBuilder, rng: random.Random) -> object:
     """A pre-identity user message: role, content and source, but no id."""
     b = _scratch(builder)
     data = {"role": "user", "content": [text_block("Please continue.")], "source": {"kind": "user"}}
     return b.event("user/message", data, False, surfaceOp="append")
 
 
-def _user_message_assistant_role(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.USER_MESSAGE_INVALID, "append")
+def user_message_assistant_role(builder: SessionBuilder, rng: random.Random) -> object:
     """A user/message carrying an assistant-role message."""
     b = _scratch(builder)
     data = {"id": "u-1", "role": "assistant", "content": [text_block("Sure.")], "source": {"kind": "user"}}
@@ -310,7 +386,8 @@ def _assistant(b: SessionBuilder, calls: Sequence[str] = ("call-x",)) -> RawEven
     return b.assistant_message("Reading.", calls, commit=False)
 
 
-def _assistant_arguments_object(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ASSISTANT_MESSAGE_INVALID, "append")
+def assistant_arguments_object(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool-call block whose arguments were parsed into an object instead of kept as the raw string."""
     b = _scratch(builder)
     if _open_step(b) is None:
@@ -320,7 +397,8 @@ def _assistant_arguments_object(builder: SessionBuilder, rng: random.Random) -> 
     return e
 
 
-def _assistant_duplicate_call_ids(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ASSISTANT_MESSAGE_INVALID, "append")
+def assistant_duplicate_call_ids(builder: SessionBuilder, rng: random.Random) -> object:
     """An assistant message asking for two tool calls with the same id."""
     b = _scratch(builder)
     if _open_step(b) is None:
@@ -329,7 +407,8 @@ def _assistant_duplicate_call_ids(builder: SessionBuilder, rng: random.Random) -
     return _assistant(b, (call, call))
 
 
-def _assistant_v0_provenance(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.ASSISTANT_MESSAGE_INVALID, "append")
+def assistant_v0_provenance(builder: SessionBuilder, rng: random.Random) -> object:
     """A v0 assistant message: ``content`` and ``provenance`` instead of a message (the edge would convert it)."""
     b = _scratch(builder)
     step = _open_step(b)
@@ -345,7 +424,8 @@ def _recorded_call(b: SessionBuilder, rng: random.Random) -> str | None:
     return rng.choice(calls) if calls and b.state.pending_calls > 0 else None
 
 
-def _tool_result_mismatched_ids(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_RESULT_INVALID, "append")
+def tool_result_mismatched_ids(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool result whose block answers a different call than its source names."""
     b = _scratch(builder)
     call = _recorded_call(b, rng)
@@ -356,7 +436,8 @@ def _tool_result_mismatched_ids(builder: SessionBuilder, rng: random.Random) -> 
     return e
 
 
-def _tool_result_is_error_string(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_RESULT_INVALID, "append")
+def tool_result_is_error_string(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool result whose ``isError`` is the string ``"true"``."""
     b = _scratch(builder)
     call = _recorded_call(b, rng)
@@ -367,7 +448,8 @@ def _tool_result_is_error_string(builder: SessionBuilder, rng: random.Random) ->
     return e
 
 
-def _tool_result_v0_flat(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_RESULT_INVALID, "append")
+def tool_result_v0_flat(builder: SessionBuilder, rng: random.Random) -> object:
     """A v0 tool result: ``callId``, ``content`` and ``isError`` without a message."""
     b = _scratch(builder)
     call = _recorded_call(b, rng)
@@ -378,7 +460,7 @@ def _tool_result_v0_flat(builder: SessionBuilder, rng: random.Random) -> object:
     return b.event("tool/result", data, False, surfaceOp="append")
 
 
-# -- request headers (INV-HDR-1..5, INV-LEGACY-1..3) -----------------------------------------------
+# -- request headers (INV-HDR-1..5) ----------------------------------------------------------------
 
 
 def _in_turn(builder: SessionBuilder) -> SessionBuilder | None:
@@ -386,25 +468,29 @@ def _in_turn(builder: SessionBuilder) -> SessionBuilder | None:
     return b if _open_turn(b) is not None else None
 
 
-def _header_message_prefix(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.HEADER_INVALID, "append")
+def header_message_prefix(builder: SessionBuilder, rng: random.Random) -> object:
     """A header snapshot that still carries the retired ``messagePrefix``."""
     b = _in_turn(builder)
     return None if b is None else _header_event(b, {**basic_header(), "messagePrefix": []})
 
 
-def _header_starts_series_false(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.HEADER_INVALID, "append")
+def header_starts_series_false(builder: SessionBuilder, rng: random.Random) -> object:
     """A header event with ``startsSeries: false`` (the flag is absent or true)."""
     b = _in_turn(builder)
     return None if b is None else _header_event(b, basic_header(), rng.choice(("change", "series")), startsSeries=False)
 
 
-def _header_duplicate_tools(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.HEADER_INVALID, "append")
+def header_duplicate_tools(builder: SessionBuilder, rng: random.Random) -> object:
     """A header listing the same tool twice."""
     b = _in_turn(builder)
     return None if b is None else _header_event(b, basic_header(tools=("read_file", "read_file")))
 
 
-def _header_unpinned(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.HEADER_NOT_PINNED, "append")
+def header_unpinned(builder: SessionBuilder, rng: random.Random) -> object:
     """A header whose config names no model (or an empty one)."""
     b = _in_turn(builder)
     if b is None:
@@ -413,7 +499,8 @@ def _header_unpinned(builder: SessionBuilder, rng: random.Random) -> object:
     return _header_event(b, {**basic_header(), "config": config})
 
 
-def _adapter_default_without_value(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.HEADER_ADAPTER_DEFAULTS_INVALID, "append")
+def adapter_default_without_value(builder: SessionBuilder, rng: random.Random) -> object:
     """An ``adapterDefaults`` marker for a config field that is not there."""
     b = _in_turn(builder)
     if b is None:
@@ -421,13 +508,15 @@ def _adapter_default_without_value(builder: SessionBuilder, rng: random.Random) 
     return _header_event(b, {**basic_header(), "adapterDefaults": {rng.choice(("maxTokens", "reasoningEffort")): True}})
 
 
-def _header_empty_system(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.HEADER_NOT_CANONICAL, "append")
+def header_empty_system(builder: SessionBuilder, rng: random.Random) -> object:
     """A header snapshot with ``system: ""``, which canonical form drops."""
     b = _in_turn(builder)
     return None if b is None else _header_event(b, {**basic_header(), "system": ""})
 
 
-def _header_empty_tools(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.HEADER_NOT_CANONICAL, "append")
+def header_empty_tools(builder: SessionBuilder, rng: random.Random) -> object:
     """A header snapshot with ``tools: []`` or a marker-free ``adapterDefaults: {}``."""
     b = _in_turn(builder)
     if b is None:
@@ -435,36 +524,18 @@ def _header_empty_tools(builder: SessionBuilder, rng: random.Random) -> object:
     return _header_event(b, {**basic_header(), **rng.choice(({"tools": []}, {"adapterDefaults": {}}))})
 
 
-def _header_unknown_reason(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.HEADER_REASON_INVALID, "append")
+def header_unknown_reason(builder: SessionBuilder, rng: random.Random) -> object:
     """A header reason from another vocabulary (a session-start source, a retry)."""
     b = _in_turn(builder)
     return None if b is None else _header_event(b, basic_header(), rng.choice(("startup", "compact", "retry")))
 
 
-def _header_fallback_reason(builder: SessionBuilder, rng: random.Random) -> object:
-    """A full snapshot with the delta codec's ``fallback`` reason."""
-    b = _in_turn(builder)
-    return None if b is None else _header_event(b, basic_header(), "fallback")
-
-
-def _delta_data() -> dict[str, Any]:
-    return {"system": {"keepStart": 1, "keepEnd": 0, "insert": ["Be terse."]}}
-
-
-def _header_delta(builder: SessionBuilder, rng: random.Random) -> RawEvent:
-    """A ``request/header-delta`` event from the retired delta codec."""
-    return _scratch(builder).event("request/header-delta", _delta_data(), False)
-
-
-def _mode_set(builder: SessionBuilder, rng: random.Random) -> RawEvent:
-    """A retired ``mode/set`` event."""
-    return _scratch(builder).event("mode/set", {"mode": rng.choice(("plan", "default"))}, False)
-
-
 # -- surface (INV-SURF-1..11) ----------------------------------------------------------------------
 
 
-def _summary_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SURFACE_OP_FORBIDDEN, "append")
+def summary_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``compaction/summary`` carrying the surfaceOp that belongs on the following user message."""
     b = _scratch(builder)
     picked = _legal_range(b, rng)
@@ -475,7 +546,8 @@ def _summary_with_surface_op(builder: SessionBuilder, rng: random.Random) -> obj
     return b.event("compaction/summary", _summary_data(b, start, end), False, surfaceOp=op)
 
 
-def _tool_call_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SURFACE_OP_FORBIDDEN, "append")
+def tool_call_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``tool/call`` written with ``surfaceOp: "append"``, as if it were a message."""
     b = _scratch(builder)
     if _open_step(b) is None:
@@ -483,7 +555,8 @@ def _tool_call_with_surface_op(builder: SessionBuilder, rng: random.Random) -> o
     return {**b.tool_call(f"call-{rng.randrange(1000)}", commit=False), "surfaceOp": "append"}
 
 
-def _summary_with_sources(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SOURCES_FORBIDDEN, "append")
+def summary_with_sources(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``compaction/summary`` carrying the provenance that belongs on the replacement."""
     b = _scratch(builder)
     picked = _legal_range(b, rng)
@@ -493,14 +566,16 @@ def _summary_with_sources(builder: SessionBuilder, rng: random.Random) -> object
     return b.event("compaction/summary", _summary_data(b, start, end), False, sourceEventSeqs=_shadowed_by(b, start, end))
 
 
-def _user_message_without_op(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SURFACE_OP_MISSING, "append")
+def user_message_without_op(builder: SessionBuilder, rng: random.Random) -> object:
     """A user message with the surfaceOp left implicit, as v0 writers did."""
     e = _scratch(builder).user_message(rng.choice(("Go on.", "Thanks")), commit=False)
     del e["surfaceOp"]
     return e
 
 
-def _surface_op_misspelt(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SURFACE_OP_INVALID, "append")
+def surface_op_misspelt(builder: SessionBuilder, rng: random.Random) -> object:
     """A surfaceOp in a spelling the format does not have."""
     b = _scratch(builder)
     nodes = b.state.surface.nodes
@@ -529,19 +604,22 @@ def _replace_starting_at(b: SessionBuilder, rng: random.Random, starts: Sequence
     return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": sorted({start, end})}
 
 
-def _replace_start_shadowed(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.REPLACE_START_NOT_ON_SURFACE, "append")
+def replace_start_shadowed(builder: SessionBuilder, rng: random.Random) -> object:
     """A compaction planned on a stale view: its start was already shadowed by an earlier replacement."""
     b = _scratch(builder)
     return _replace_starting_at(b, rng, _shadowed_seqs(b))
 
 
-def _replace_start_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.REPLACE_START_NOT_ON_SURFACE, "append")
+def replace_start_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
     """A replace whose start names a log-only event (a bracket, a tool call) instead of a surface node."""
     b = _scratch(builder)
     return _replace_starting_at(b, rng, [s for s in _off_surface_seqs(b) if b.state.events[s].type not in SURFACE_TYPES])
 
 
-def _replace_end_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.REPLACE_END_NOT_ON_SURFACE, "append")
+def replace_end_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
     """A replace whose end names the last log event (a ``step/end``, a ``turn/end``) or itself, not a surface node."""
     b = _scratch(builder)
     nodes = b.state.surface.nodes
@@ -555,7 +633,8 @@ def _replace_end_off_surface(builder: SessionBuilder, rng: random.Random) -> obj
     return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": shadowed}
 
 
-def _replace_range_swapped(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.REPLACE_RANGE_INVERTED, "append")
+def replace_range_swapped(builder: SessionBuilder, rng: random.Random) -> object:
     """A compaction whose start and end were swapped."""
     b = _scratch(builder)
     ranges = [(s, e) for s, e in b.legal_ranges() if s != e]
@@ -569,19 +648,22 @@ def _replace_range_swapped(builder: SessionBuilder, rng: random.Random) -> objec
     return {**e, "surfaceOp": {"op": "replace", "start": end, "end": start}}
 
 
-def _sources_range_encoded(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SOURCES_INVALID, "append")
+def sources_range_encoded(builder: SessionBuilder, rng: random.Random) -> object:
     """Sources in the physical rows' range encoding (``"0-5"``, ``[[0, 5]]``) leaked into an event."""
     b = _scratch(builder)
     last = max(b.next_seq - 1, 0)
     return {**b.user_message("Continue.", commit=False), "sourceEventSeqs": rng.choice((f"0-{last}", [[0, last]]))}
 
 
-def _sources_empty(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SOURCES_EMPTY, "append")
+def sources_empty(builder: SessionBuilder, rng: random.Random) -> object:
     """A user message citing ``sourceEventSeqs: []`` (only assistant messages may)."""
     return {**_scratch(builder).user_message("Continue.", commit=False), "sourceEventSeqs": []}
 
 
-def _compaction_cites_twice(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SOURCES_DUPLICATE, "append")
+def compaction_cites_twice(builder: SessionBuilder, rng: random.Random) -> object:
     """A compaction citing one shadowed node twice."""
     b = _scratch(builder)
     picked = _legal_range(b, rng)
@@ -592,7 +674,8 @@ def _compaction_cites_twice(builder: SessionBuilder, rng: random.Random) -> obje
     return {**e, "sourceEventSeqs": [*sources, rng.choice(sources)]}
 
 
-def _append_cites_twice(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SOURCES_DUPLICATE, "append")
+def append_cites_twice(builder: SessionBuilder, rng: random.Random) -> object:
     """A user message citing the same earlier event twice."""
     b = _scratch(builder)
     if b.next_seq == 0:
@@ -601,14 +684,16 @@ def _append_cites_twice(builder: SessionBuilder, rng: random.Random) -> object:
     return {**b.user_message("Continue.", commit=False), "sourceEventSeqs": [cited, cited]}
 
 
-def _sources_cite_self(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SOURCES_NOT_EARLIER, "append")
+def sources_cite_self(builder: SessionBuilder, rng: random.Random) -> object:
     """A message citing its own seq (or a later one) as its source."""
     b = _scratch(builder)
     e = b.user_message("Continue.", commit=False)
     return {**e, "sourceEventSeqs": [e["seq"] + rng.choice((0, 1))]}
 
 
-def _compaction_misses_shadowed(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.SOURCES_MISSING_SHADOWED, "append")
+def compaction_misses_shadowed(builder: SessionBuilder, rng: random.Random) -> object:
     """A compaction that forgets to cite one shadowed node (or cites the summary event instead)."""
     b = _scratch(builder)
     picked = _legal_range(b, rng)
@@ -629,7 +714,8 @@ def _rewrite_context(builder: SessionBuilder) -> SessionBuilder | None:
     return b if _open_turn(b) is not None and _tool_results(b) else None
 
 
-def _rewrite_spans_two(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_REWRITE_SPAN, "append")
+def rewrite_spans_two(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool-result rewrite whose range also covers a neighbouring node."""
     b = _rewrite_context(builder)
     if b is None:
@@ -645,7 +731,8 @@ def _rewrite_spans_two(builder: SessionBuilder, rng: random.Random) -> object:
     return _rewrite(b, start, end, _elided(_data(b.state.events[seq])))
 
 
-def _rewrite_targets_message(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_REWRITE_TARGET, "append")
+def rewrite_targets_message(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool-result rewrite used to elide a user or assistant message."""
     b = _rewrite_context(builder)
     if b is None:
@@ -657,7 +744,8 @@ def _rewrite_targets_message(builder: SessionBuilder, rng: random.Random) -> obj
     return _rewrite(b, target, target, _elided(_data(b.state.events[rng.choice(_tool_results(b))])))
 
 
-def _rewrite_flips_is_error(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_REWRITE_CHANGES, "append")
+def rewrite_flips_is_error(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool-result rewrite that also flips ``isError``."""
     b = _rewrite_context(builder)
     if b is None:
@@ -669,7 +757,8 @@ def _rewrite_flips_is_error(builder: SessionBuilder, rng: random.Random) -> obje
     return _rewrite(b, seq, seq, data)
 
 
-def _rewrite_changes_call(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_REWRITE_CHANGES, "append")
+def rewrite_changes_call(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool-result rewrite that answers a different call (or renames the message)."""
     b = _rewrite_context(builder)
     if b is None:
@@ -687,7 +776,8 @@ def _rewrite_changes_call(builder: SessionBuilder, rng: random.Random) -> object
 # -- trace (INV-TRACE-1..9) ------------------------------------------------------------------------
 
 
-def _turn_start_with_trigger(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TRACE_DATA_INVALID, "append")
+def turn_start_with_trigger(builder: SessionBuilder, rng: random.Random) -> object:
     """A v0 ``turn/start`` that still carries ``trigger``."""
     b = _scratch(builder)
     if _open_turn(b) is not None:
@@ -697,7 +787,8 @@ def _turn_start_with_trigger(builder: SessionBuilder, rng: random.Random) -> obj
     return e
 
 
-def _tool_call_arguments_object(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TRACE_DATA_INVALID, "append")
+def tool_call_arguments_object(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``tool/call`` whose arguments were parsed into an object."""
     b = _scratch(builder)
     if _open_step(b) is None:
@@ -707,7 +798,8 @@ def _tool_call_arguments_object(builder: SessionBuilder, rng: random.Random) -> 
     return e
 
 
-def _step_end_without_turn(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TRACE_DATA_INVALID, "append")
+def step_end_without_turn(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``step/end`` that names its step but not its turn."""
     b = _scratch(builder)
     if _open_step(b) is None:
@@ -717,13 +809,15 @@ def _step_end_without_turn(builder: SessionBuilder, rng: random.Random) -> objec
     return e
 
 
-def _turn_start_while_open(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TURN_ALREADY_OPEN, "append")
+def turn_start_while_open(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``turn/start`` while a turn is still open (a turn/end was lost)."""
     b = _scratch(builder)
     return None if _open_turn(b) is None else b.turn_start(commit=False)
 
 
-def _turn_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TURN_NUMBER, "append")
+def turn_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``turn/start`` that skips a number, or restarts numbering at 1 after a resume."""
     b = _scratch(builder)
     if _open_turn(b) is not None:
@@ -733,7 +827,8 @@ def _turn_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
     return b.event("turn/start", {"turn": rng.choice(choices)}, False)
 
 
-def _turn_end_wrong_number(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TURN_END_MISMATCH, "append")
+def turn_end_wrong_number(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``turn/end`` naming another turn than the open one."""
     b = _scratch(builder)
     turn = _open_turn(b)
@@ -743,7 +838,8 @@ def _turn_end_wrong_number(builder: SessionBuilder, rng: random.Random) -> objec
     return b.event("turn/end", {"turn": other, "reason": {"kind": "completed"}}, False)
 
 
-def _turn_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TURN_END_MISMATCH, "append")
+def turn_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
     """A second ``turn/end`` for a turn that is already closed."""
     b = _scratch(builder)
     last = b.state.trace.last_turn
@@ -752,7 +848,8 @@ def _turn_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
     return b.event("turn/end", {"turn": last, "reason": {"kind": "completed"}}, False)
 
 
-def _turn_end_legacy_reason(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TURN_END_REASON_INVALID, "append")
+def turn_end_legacy_reason(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``turn/end`` with a v0 reason (aborted without cause, disposed, error with failure) or an unknown kind."""
     b = _scratch(builder)
     if _open_turn(b) is None or _open_step(b) is not None:
@@ -768,7 +865,8 @@ def _turn_end_legacy_reason(builder: SessionBuilder, rng: random.Random) -> obje
     return b.turn_end(reason, commit=False)
 
 
-def _step_start_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.STEP_OUTSIDE_TURN, "append")
+def step_start_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``step/start`` after the turn ended."""
     b = _scratch(builder)
     if _open_turn(b) is not None:
@@ -776,7 +874,8 @@ def _step_start_outside_turn(builder: SessionBuilder, rng: random.Random) -> obj
     return b.event("step/start", {"turn": max(b.state.trace.last_turn, 1), "step": 1}, False)
 
 
-def _step_start_other_turn(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.STEP_OUTSIDE_TURN, "append")
+def step_start_other_turn(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``step/start`` naming the next turn while this one is open."""
     b = _scratch(builder)
     turn = _open_turn(b)
@@ -785,7 +884,8 @@ def _step_start_other_turn(builder: SessionBuilder, rng: random.Random) -> objec
     return b.event("step/start", {"turn": turn + 1, "step": b.state.trace.last_step + 1}, False)
 
 
-def _step_start_while_open(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.STEP_ALREADY_OPEN, "append")
+def step_start_while_open(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``step/start`` while a step is still open (a step/end was lost)."""
     b = _scratch(builder)
     step = _open_step(b)
@@ -794,7 +894,8 @@ def _step_start_while_open(builder: SessionBuilder, rng: random.Random) -> objec
     return b.event("step/start", {"turn": step[0], "step": step[1] + 1}, False)
 
 
-def _step_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.STEP_NUMBER, "append")
+def step_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``step/start`` that skips a number, or restarts at 1 within the turn."""
     b = _scratch(builder)
     turn = _open_turn(b)
@@ -804,7 +905,8 @@ def _step_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
     return b.event("step/start", {"turn": turn, "step": rng.choice([last + 2] + ([1] if last >= 1 else []))}, False)
 
 
-def _step_end_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.STEP_END_MISMATCH, "append")
+def step_end_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``step/end`` naming another step than the open one."""
     b = _scratch(builder)
     step = _open_step(b)
@@ -814,7 +916,8 @@ def _step_end_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
     return b.event("step/end", {"turn": step[0], "step": other}, False)
 
 
-def _step_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.STEP_END_MISMATCH, "append")
+def step_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
     """A second ``step/end`` for a step that is already closed."""
     b = _scratch(builder)
     turn, last = _open_turn(b), b.state.trace.last_step
@@ -823,13 +926,15 @@ def _step_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
     return b.event("step/end", {"turn": turn, "step": last}, False)
 
 
-def _turn_end_step_open(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.STEP_STILL_OPEN, "append")
+def turn_end_step_open(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``turn/end`` written while its last step is still open."""
     b = _scratch(builder)
     return None if _open_step(b) is None else b.turn_end(commit=False)
 
 
-def _header_before_turn(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.EVENT_OUTSIDE_TURN, "append")
+def header_before_turn(builder: SessionBuilder, rng: random.Random) -> object:
     """A request header written before the turn that sends it has started."""
     b = _scratch(builder)
     if _open_turn(b) is not None:
@@ -837,7 +942,8 @@ def _header_before_turn(builder: SessionBuilder, rng: random.Random) -> object:
     return _header_event(b, basic_header(), "initial" if b.state.header is None else "resume")
 
 
-def _todo_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.EVENT_OUTSIDE_TURN, "append")
+def todo_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``todo/write`` between turns."""
     b = _scratch(builder)
     if _open_turn(b) is not None:
@@ -845,7 +951,8 @@ def _todo_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
     return b.event("todo/write", {"todos": [{"content": "Run the tests", "status": rng.choice(("pending", "completed"))}]}, False)
 
 
-def _late_rewrite(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.EVENT_OUTSIDE_TURN, "append")
+def late_rewrite(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool-result rewrite written after its turn ended."""
     b = _scratch(builder)
     results = _tool_results(b)
@@ -855,7 +962,8 @@ def _late_rewrite(builder: SessionBuilder, rng: random.Random) -> object:
     return _rewrite(b, seq, seq, _elided(_data(b.state.events[seq])))
 
 
-def _assistant_after_step_end(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.EVENT_OUTSIDE_STEP, "append")
+def assistant_after_step_end(builder: SessionBuilder, rng: random.Random) -> object:
     """An assistant message written after its ``step/end``."""
     b = _scratch(builder)
     turn, last = _open_turn(b), b.state.trace.last_step
@@ -866,7 +974,8 @@ def _assistant_after_step_end(builder: SessionBuilder, rng: random.Random) -> ob
     return e
 
 
-def _chunk_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.EVENT_OUTSIDE_STEP, "append")
+def chunk_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
     """A streaming chunk naming another step than the open one."""
     b = _scratch(builder)
     step = _open_step(b)
@@ -882,7 +991,8 @@ def _answered_in_step(b: SessionBuilder) -> list[str]:
     return [c for e in _step_events(b) if e.type == "tool/result" and (c := tool_result_call_id(e))]
 
 
-def _result_for_unrecorded_call(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_RESULT_UNPAIRED, "append")
+def result_for_unrecorded_call(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool result for a call the model asked for but whose start was never recorded."""
     b = _scratch(builder)
     if _open_step(b) is None or b.state.pending_calls == 0:
@@ -894,7 +1004,8 @@ def _result_for_unrecorded_call(builder: SessionBuilder, rng: random.Random) -> 
     return b.tool_result(rng.choice(unrecorded), commit=False)
 
 
-def _result_answered_twice(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_RESULT_UNPAIRED, "append")
+def result_answered_twice(builder: SessionBuilder, rng: random.Random) -> object:
     """A second tool result for a call already answered in this step, while other calls are pending."""
     b = _scratch(builder)
     if _open_step(b) is None or b.state.pending_calls == 0:
@@ -906,7 +1017,8 @@ def _result_answered_twice(builder: SessionBuilder, rng: random.Random) -> objec
 # -- tool-pairing balance (INV-COMPACT-1, -3, -5) --------------------------------------------------
 
 
-def _result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_PAIRING_NEGATIVE, "append")
+def result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
     """A tool result appended when no call is pending on the surface (a retried write of an answered result)."""
     b = _scratch(builder)
     if b.state.pending_calls != 0:
@@ -922,7 +1034,8 @@ def _result_without_pending_call(builder: SessionBuilder, rng: random.Random) ->
     return b.event("tool/result", data, False, surfaceOp="append")
 
 
-def _not_started_result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.TOOL_PAIRING_NEGATIVE, "append")
+def not_started_result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
     """A "never started" result in the open step when no call is pending on the surface.
 
     The trace exempts such results from needing a recorded start, so the tool-pairing balance is
@@ -937,7 +1050,8 @@ def _not_started_result_without_pending_call(builder: SessionBuilder, rng: rando
     return b.event("tool/result", data, False, surfaceOp="append")
 
 
-def _compaction_splits_pair(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.REPLACE_SPLITS_TOOL_PAIR, "append")
+def compaction_splits_pair(builder: SessionBuilder, rng: random.Random) -> object:
     """A compaction whose range separates a tool call from its result."""
     b = _scratch(builder)
     nodes = b.state.surface.nodes
@@ -954,7 +1068,8 @@ def _compaction_splits_pair(builder: SessionBuilder, rng: random.Random) -> obje
     return b.compaction(*rng.choice(splits), commit=False)
 
 
-def _summary_asks_for_tools(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.REPLACE_SPLITS_TOOL_PAIR, "append")
+def summary_asks_for_tools(builder: SessionBuilder, rng: random.Random) -> object:
     """An assistant-message replacement over a legal range that asks for a tool call of its own."""
     b = _scratch(builder)
     picked = _legal_range(b, rng)
@@ -965,44 +1080,18 @@ def _summary_asks_for_tools(builder: SessionBuilder, rng: random.Random) -> obje
     return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": _shadowed_by(b, start, end)}
 
 
-def _cuts_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.NOT_ON_SURFACE, "cuts")
+def cuts_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
     """A balance query for a seq that is not on the surface: shadowed, log-only, or not yet written."""
     b = _scratch(builder)
     return rng.choice(_shadowed_seqs(b) or _off_surface_seqs(b) or [b.next_seq])
 
 
-# -- seeds ------------------------------------------------------------------------------------------
+# -- stored logs (INV-JSONL) -----------------------------------------------------------------------
 
 
-def _seed_window(builder: SessionBuilder, rng: random.Random) -> object:
-    """A seed copied from the middle of a parent's log, keeping the parent's seqs."""
-    events = builder.events
-    return events[rng.randrange(1, len(events)) :] if len(events) >= 2 else None
-
-
-def _seed_bad_marker(builder: SessionBuilder, rng: random.Random) -> object:
-    """A seed closed by a malformed end-of-seed marker."""
-    return [*builder.events, _end_seed_not_inherited(builder, rng)]
-
-
-def _seed_header_delta(builder: SessionBuilder, rng: random.Random) -> object:
-    """A seed taken from an old log that still holds a header delta."""
-    return [*builder.events, _header_delta(builder, rng)]
-
-
-# -- stored logs (INV-JSONL) ------------------------------------------------------------------------
-
-
-def _jsonl_lines(builder: SessionBuilder, header: dict[str, Any] | None = None) -> list[str]:
-    """The stored form of the builder's log, one string per line (without newlines)."""
-    return encode_jsonl(header or STORED_HEADER, builder.state.events).split("\n")[:-1]
-
-
-def _text(lines: Sequence[str]) -> str:
-    return "".join(line + "\n" for line in lines)
-
-
-def _torn_header(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSONL_HEADER_MISSING, "load")
+def torn_header(builder: SessionBuilder, rng: random.Random) -> object:
     """A log whose header line was torn by a crash (or an empty file)."""
     return rng.choice((json.dumps(STORED_HEADER), json.dumps(STORED_HEADER)[:20], ""))
 
@@ -1013,27 +1102,26 @@ def _header_line(builder: SessionBuilder, **changes: Any) -> str:
     return _text(lines)
 
 
-def _header_retired_member(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSONL_HEADER_INVALID, "load")
+def header_retired_member(builder: SessionBuilder, rng: random.Random) -> object:
     """A header line with the retired ``sandboxMode`` or ``approvalPolicy``."""
     return _header_line(builder, **rng.choice(({"sandboxMode": "workspace-write"}, {"approvalPolicy": "on-request"})))
 
 
-def _header_fractional_created_at(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSONL_HEADER_INVALID, "load")
+def header_fractional_created_at(builder: SessionBuilder, rng: random.Random) -> object:
     """A header line with a fractional ``createdAt``."""
     return _header_line(builder, createdAt=1_700_000_000_000.5)
 
 
-def _header_relative_cwd(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSONL_HEADER_INVALID, "load")
+def header_relative_cwd(builder: SessionBuilder, rng: random.Random) -> object:
     """A header line whose ``cwd`` is a relative path."""
     return _header_line(builder, cwd=rng.choice(("project", "./src", "~/work")))
 
 
-def _newer_version(builder: SessionBuilder, rng: random.Random) -> object:
-    """A log written by a later format version."""
-    return _header_line(builder, version=rng.choice((2, 3, 4)))
-
-
-def _crlf_line(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSONL_MALFORMED_LINE, "load")
+def crlf_line(builder: SessionBuilder, rng: random.Random) -> object:
     """A line in the middle of the log ending in CRLF (edited on another platform)."""
     lines = _jsonl_lines(builder)
     index = rng.randrange(max(len(lines) - 1, 1))
@@ -1041,7 +1129,8 @@ def _crlf_line(builder: SessionBuilder, rng: random.Random) -> object:
     return _text(lines)
 
 
-def _torn_line_in_middle(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSONL_MALFORMED_LINE, "load")
+def torn_line_in_middle(builder: SessionBuilder, rng: random.Random) -> object:
     """A torn write followed by more lines: damage before the tail, not a crash at the end."""
     lines = _jsonl_lines(builder)
     index = rng.randrange(len(lines))
@@ -1049,7 +1138,8 @@ def _torn_line_in_middle(builder: SessionBuilder, rng: random.Random) -> object:
     return _text([*lines, json.dumps(_benign(_scratch(builder), rng))] if index == len(lines) - 1 else lines)
 
 
-def _duplicate_key_line(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSONL_MALFORMED_LINE, "load")
+def duplicate_key_line(builder: SessionBuilder, rng: random.Random) -> object:
     """A line holding the same key twice."""
     lines = _jsonl_lines(builder)
     index = rng.randrange(len(lines))
@@ -1057,28 +1147,23 @@ def _duplicate_key_line(builder: SessionBuilder, rng: random.Random) -> object:
     return _text(lines)
 
 
-def _bom_header(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.JSONL_MALFORMED_LINE, "load")
+def bom_header(builder: SessionBuilder, rng: random.Random) -> object:
     """A log starting with a UTF-8 byte-order mark."""
     return "\ufeff" + _text(_jsonl_lines(builder))
 
 
-def _duplicated_last_line(builder: SessionBuilder, rng: random.Random) -> object:
-    """A log whose last line was written twice, so a seq repeats."""
-    lines = _jsonl_lines(builder)
-    return _text([*lines, lines[-1]]) if len(lines) >= 2 else None
+@candidate(Code.FORMAT_VERSION_UNSUPPORTED, "load")
+def newer_version(builder: SessionBuilder, rng: random.Random) -> object:
+    """A log written by a later format version."""
+    return _header_line(builder, version=rng.choice((2, 3, 4)))
 
 
-def _jsonl_unknown_line(builder: SessionBuilder, rng: random.Random) -> object:
-    """A v1 log holding a line of a later format's event type."""
-    return _text([*_jsonl_lines(builder), json.dumps(_later_format_event(builder, rng))])
+# -- legacy forms, on v1 paths and at the v0 edge (INV-LEGACY) -------------------------------------
 
 
-def _jsonl_v0_mode_set(builder: SessionBuilder, rng: random.Random) -> object:
-    """A v0 log holding a ``mode/set``: the edge refuses it on load."""
-    return _text([*_jsonl_lines(builder, {**STORED_HEADER, "version": 0}), json.dumps(_mode_set(builder, rng))])
-
-
-# -- v0 logs (INV-LEGACY) --------------------------------------------------------------------------
+def _delta_data() -> dict[str, Any]:
+    return {"system": {"keepStart": 1, "keepEnd": 0, "insert": ["Be terse."]}}
 
 
 def _v0_log(builder: SessionBuilder, rng: random.Random, extra: RawEvent, version: int = 0) -> dict[str, Any]:
@@ -1090,154 +1175,74 @@ def _v0_log(builder: SessionBuilder, rng: random.Random, extra: RawEvent, versio
     return {"header": {**STORED_HEADER, "version": version}, "events": [*events, extra]}
 
 
-def _v0_mode_set(builder: SessionBuilder, rng: random.Random) -> object:
-    """A v0 log holding a ``mode/set``."""
-    return _v0_log(builder, rng, _mode_set(builder, rng))
+@candidate(Code.LEGACY_HEADER_DELTA, "append")
+def header_delta(builder: SessionBuilder, rng: random.Random) -> RawEvent:
+    """A ``request/header-delta`` event from the retired delta codec."""
+    return _scratch(builder).event("request/header-delta", _delta_data(), False)
 
 
-def _v0_header_delta(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.LEGACY_HEADER_DELTA, "seed")
+def seed_header_delta(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed taken from an old log that still holds a header delta."""
+    return [*builder.events, header_delta(builder, rng)]
+
+
+@candidate(Code.LEGACY_HEADER_DELTA, "upgrade")
+def v0_header_delta(builder: SessionBuilder, rng: random.Random) -> object:
     """A v0 log holding a ``request/header-delta``."""
-    return _v0_log(builder, rng, _header_delta(builder, rng))
+    return _v0_log(builder, rng, header_delta(builder, rng))
 
 
-def _v0_fallback(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.LEGACY_FALLBACK_REASON, "append")
+def header_fallback_reason(builder: SessionBuilder, rng: random.Random) -> object:
+    """A full snapshot with the delta codec's ``fallback`` reason."""
+    b = _in_turn(builder)
+    return None if b is None else _header_event(b, basic_header(), "fallback")
+
+
+@candidate(Code.LEGACY_FALLBACK_REASON, "upgrade")
+def v0_fallback(builder: SessionBuilder, rng: random.Random) -> object:
     """A v0 log holding a ``fallback`` full header."""
     return _v0_log(builder, rng, _header_event(_scratch(builder), basic_header(), "fallback"))
 
 
-def _v0_ignorable_unknown(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.LEGACY_MODE_SET, "append")
+def mode_set(builder: SessionBuilder, rng: random.Random) -> RawEvent:
+    """A retired ``mode/set`` event."""
+    return _scratch(builder).event("mode/set", {"mode": rng.choice(("plan", "default"))}, False)
+
+
+@candidate(Code.LEGACY_MODE_SET, "upgrade")
+def v0_mode_set(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log holding a ``mode/set``."""
+    return _v0_log(builder, rng, mode_set(builder, rng))
+
+
+@candidate(Code.LEGACY_MODE_SET, "load")
+def jsonl_v0_mode_set(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log holding a ``mode/set``: the edge refuses it on load."""
+    return _text([*_jsonl_lines(builder, {**STORED_HEADER, "version": 0}), json.dumps(mode_set(builder, rng))])
+
+
+@candidate(Code.LEGACY_UNKNOWN_TYPE, "upgrade")
+def v0_ignorable_unknown(builder: SessionBuilder, rng: random.Random) -> object:
     """A v0 log holding an ignorable event outside the frozen v0 inventory."""
-    e = _later_format_event(builder, rng)
+    e = later_format_event(builder, rng)
     assert isinstance(e, dict)
     return _v0_log(builder, rng, {**e, "ignorable": True})
 
 
-def _v0_newer_version(builder: SessionBuilder, rng: random.Random) -> object:
+@candidate(Code.FORMAT_VERSION_UNSUPPORTED, "upgrade")
+def v0_newer_version(builder: SessionBuilder, rng: random.Random) -> object:
     """A log of a later format version handed to the v0 edge."""
     return _v0_log(builder, rng, _benign(_scratch(builder), rng), version=rng.choice((2, 3)))
 
-
-def _m(name: str, code: Code, context: Context, build: Build) -> Mutation:
-    return Mutation(name, code, context, build)
-
-
-C = Code
-MUTATIONS: tuple[Mutation, ...] = (
-    # envelope, JSON values, contiguity
-    _m("event_as_array", C.ENVELOPE_NOT_OBJECT, "append", _event_as_array),
-    _m("event_double_encoded", C.ENVELOPE_NOT_OBJECT, "append", _event_double_encoded),
-    _m("envelope_stray_key", C.ENVELOPE_UNKNOWN_KEY, "append", _envelope_stray_key),
-    _m("envelope_missing_key", C.ENVELOPE_MISSING_KEY, "append", _envelope_missing_key),
-    _m("empty_event_type", C.ENVELOPE_BAD_TYPE, "append", _empty_type),
-    _m("seq_not_natural", C.ENVELOPE_BAD_SEQ, "append", _seq_not_natural),
-    _m("time_not_integer", C.ENVELOPE_BAD_TIME, "append", _time_not_integer),
-    _m("ignorable_false", C.ENVELOPE_BAD_IGNORABLE, "append", _ignorable_false),
-    _m("unsafe_integer_in_data", C.JSON_NOT_LOSSLESS, "append", _unsafe_integer),
-    _m("negative_zero_in_data", C.JSON_NOT_LOSSLESS, "append", _negative_zero),
-    _m("duplicate_last_event", C.SEQ_NOT_CONTIGUOUS, "append", _duplicate_last_event),
-    _m("skipped_seq", C.SEQ_NOT_CONTIGUOUS, "append", _skipped_seq),
-    _m("seed_window_not_from_zero", C.SEQ_NOT_CONTIGUOUS, "seed", _seed_window),
-    _m("jsonl_duplicated_last_line", C.SEQ_NOT_CONTIGUOUS, "load", _duplicated_last_line),
-    # vocabulary and payload shapes
-    _m("later_format_event", C.UNKNOWN_EVENT_TYPE, "append", _later_format_event),
-    _m("jsonl_later_format_line", C.UNKNOWN_EVENT_TYPE, "load", _jsonl_unknown_line),
-    _m("end_seed_not_inherited", C.END_SEED_INVALID, "append", _end_seed_not_inherited),
-    _m("seed_with_bad_marker", C.END_SEED_INVALID, "seed", _seed_bad_marker),
-    _m("user_message_without_id", C.USER_MESSAGE_INVALID, "append", _user_message_without_id),
-    _m("user_message_assistant_role", C.USER_MESSAGE_INVALID, "append", _user_message_assistant_role),
-    _m("assistant_arguments_object", C.ASSISTANT_MESSAGE_INVALID, "append", _assistant_arguments_object),
-    _m("assistant_duplicate_call_ids", C.ASSISTANT_MESSAGE_INVALID, "append", _assistant_duplicate_call_ids),
-    _m("assistant_v0_provenance", C.ASSISTANT_MESSAGE_INVALID, "append", _assistant_v0_provenance),
-    _m("tool_result_mismatched_ids", C.TOOL_RESULT_INVALID, "append", _tool_result_mismatched_ids),
-    _m("tool_result_is_error_not_bool", C.TOOL_RESULT_INVALID, "append", _tool_result_is_error_string),
-    _m("tool_result_v0_flat", C.TOOL_RESULT_INVALID, "append", _tool_result_v0_flat),
-    # request headers
-    _m("header_message_prefix", C.HEADER_INVALID, "append", _header_message_prefix),
-    _m("header_starts_series_false", C.HEADER_INVALID, "append", _header_starts_series_false),
-    _m("header_duplicate_tools", C.HEADER_INVALID, "append", _header_duplicate_tools),
-    _m("header_unpinned", C.HEADER_NOT_PINNED, "append", _header_unpinned),
-    _m("adapter_default_without_value", C.HEADER_ADAPTER_DEFAULTS_INVALID, "append", _adapter_default_without_value),
-    _m("header_empty_system", C.HEADER_NOT_CANONICAL, "append", _header_empty_system),
-    _m("header_empty_tools_or_defaults", C.HEADER_NOT_CANONICAL, "append", _header_empty_tools),
-    _m("header_unknown_reason", C.HEADER_REASON_INVALID, "append", _header_unknown_reason),
-    # surface
-    _m("summary_with_surface_op", C.SURFACE_OP_FORBIDDEN, "append", _summary_with_surface_op),
-    _m("tool_call_with_surface_op", C.SURFACE_OP_FORBIDDEN, "append", _tool_call_with_surface_op),
-    _m("summary_with_sources", C.SOURCES_FORBIDDEN, "append", _summary_with_sources),
-    _m("user_message_without_surface_op", C.SURFACE_OP_MISSING, "append", _user_message_without_op),
-    _m("surface_op_misspelt", C.SURFACE_OP_INVALID, "append", _surface_op_misspelt),
-    _m("replace_start_shadowed", C.REPLACE_START_NOT_ON_SURFACE, "append", _replace_start_shadowed),
-    _m("replace_start_off_surface", C.REPLACE_START_NOT_ON_SURFACE, "append", _replace_start_off_surface),
-    _m("replace_end_off_surface", C.REPLACE_END_NOT_ON_SURFACE, "append", _replace_end_off_surface),
-    _m("replace_range_swapped", C.REPLACE_RANGE_INVERTED, "append", _replace_range_swapped),
-    _m("sources_range_encoded", C.SOURCES_INVALID, "append", _sources_range_encoded),
-    _m("sources_empty_on_user_message", C.SOURCES_EMPTY, "append", _sources_empty),
-    _m("compaction_cites_node_twice", C.SOURCES_DUPLICATE, "append", _compaction_cites_twice),
-    _m("append_cites_event_twice", C.SOURCES_DUPLICATE, "append", _append_cites_twice),
-    _m("sources_cite_self", C.SOURCES_NOT_EARLIER, "append", _sources_cite_self),
-    _m("compaction_misses_shadowed_node", C.SOURCES_MISSING_SHADOWED, "append", _compaction_misses_shadowed),
-    _m("rewrite_spans_two_nodes", C.TOOL_REWRITE_SPAN, "append", _rewrite_spans_two),
-    _m("rewrite_targets_message", C.TOOL_REWRITE_TARGET, "append", _rewrite_targets_message),
-    _m("rewrite_flips_is_error", C.TOOL_REWRITE_CHANGES, "append", _rewrite_flips_is_error),
-    _m("rewrite_changes_call_or_id", C.TOOL_REWRITE_CHANGES, "append", _rewrite_changes_call),
-    # trace
-    _m("turn_start_with_trigger", C.TRACE_DATA_INVALID, "append", _turn_start_with_trigger),
-    _m("tool_call_arguments_object", C.TRACE_DATA_INVALID, "append", _tool_call_arguments_object),
-    _m("step_end_without_turn", C.TRACE_DATA_INVALID, "append", _step_end_without_turn),
-    _m("turn_start_while_turn_open", C.TURN_ALREADY_OPEN, "append", _turn_start_while_open),
-    _m("turn_number_skipped", C.TURN_NUMBER, "append", _turn_number_skipped),
-    _m("turn_end_wrong_number", C.TURN_END_MISMATCH, "append", _turn_end_wrong_number),
-    _m("turn_end_twice", C.TURN_END_MISMATCH, "append", _turn_end_twice),
-    _m("turn_end_legacy_reason", C.TURN_END_REASON_INVALID, "append", _turn_end_legacy_reason),
-    _m("step_start_outside_turn", C.STEP_OUTSIDE_TURN, "append", _step_start_outside_turn),
-    _m("step_start_names_other_turn", C.STEP_OUTSIDE_TURN, "append", _step_start_other_turn),
-    _m("step_start_while_step_open", C.STEP_ALREADY_OPEN, "append", _step_start_while_open),
-    _m("step_number_skipped", C.STEP_NUMBER, "append", _step_number_skipped),
-    _m("step_end_wrong_step", C.STEP_END_MISMATCH, "append", _step_end_wrong_step),
-    _m("step_end_twice", C.STEP_END_MISMATCH, "append", _step_end_twice),
-    _m("turn_end_with_step_open", C.STEP_STILL_OPEN, "append", _turn_end_step_open),
-    _m("header_before_turn_start", C.EVENT_OUTSIDE_TURN, "append", _header_before_turn),
-    _m("todo_write_outside_turn", C.EVENT_OUTSIDE_TURN, "append", _todo_outside_turn),
-    _m("rewrite_after_turn_end", C.EVENT_OUTSIDE_TURN, "append", _late_rewrite),
-    _m("assistant_after_step_end", C.EVENT_OUTSIDE_STEP, "append", _assistant_after_step_end),
-    _m("chunk_names_other_step", C.EVENT_OUTSIDE_STEP, "append", _chunk_wrong_step),
-    _m("result_for_unrecorded_call", C.TOOL_RESULT_UNPAIRED, "append", _result_for_unrecorded_call),
-    _m("result_answered_twice", C.TOOL_RESULT_UNPAIRED, "append", _result_answered_twice),
-    # tool-pairing balance
-    _m("result_without_pending_call", C.TOOL_PAIRING_NEGATIVE, "append", _result_without_pending_call),
-    _m("not_started_result_without_pending_call", C.TOOL_PAIRING_NEGATIVE, "append", _not_started_result_without_pending_call),
-    _m("compaction_splits_tool_pair", C.REPLACE_SPLITS_TOOL_PAIR, "append", _compaction_splits_pair),
-    _m("summary_asks_for_tools", C.REPLACE_SPLITS_TOOL_PAIR, "append", _summary_asks_for_tools),
-    _m("cuts_off_surface", C.NOT_ON_SURFACE, "cuts", _cuts_off_surface),
-    # stored logs
-    _m("jsonl_torn_header", C.JSONL_HEADER_MISSING, "load", _torn_header),
-    _m("jsonl_header_retired_member", C.JSONL_HEADER_INVALID, "load", _header_retired_member),
-    _m("jsonl_header_fractional_created_at", C.JSONL_HEADER_INVALID, "load", _header_fractional_created_at),
-    _m("jsonl_header_relative_cwd", C.JSONL_HEADER_INVALID, "load", _header_relative_cwd),
-    _m("jsonl_crlf_line", C.JSONL_MALFORMED_LINE, "load", _crlf_line),
-    _m("jsonl_torn_line_in_middle", C.JSONL_MALFORMED_LINE, "load", _torn_line_in_middle),
-    _m("jsonl_duplicate_key", C.JSONL_MALFORMED_LINE, "load", _duplicate_key_line),
-    _m("jsonl_byte_order_mark", C.JSONL_MALFORMED_LINE, "load", _bom_header),
-    _m("jsonl_newer_version", C.FORMAT_VERSION_UNSUPPORTED, "load", _newer_version),
-    # legacy forms, on v1 paths and at the v0 edge
-    _m("header_delta_event", C.LEGACY_HEADER_DELTA, "append", _header_delta),
-    _m("seed_with_header_delta", C.LEGACY_HEADER_DELTA, "seed", _seed_header_delta),
-    _m("v0_header_delta", C.LEGACY_HEADER_DELTA, "upgrade", _v0_header_delta),
-    _m("header_fallback_reason", C.LEGACY_FALLBACK_REASON, "append", _header_fallback_reason),
-    _m("v0_fallback_header", C.LEGACY_FALLBACK_REASON, "upgrade", _v0_fallback),
-    _m("mode_set_event", C.LEGACY_MODE_SET, "append", _mode_set),
-    _m("v0_mode_set", C.LEGACY_MODE_SET, "upgrade", _v0_mode_set),
-    _m("jsonl_v0_mode_set", C.LEGACY_MODE_SET, "load", _jsonl_v0_mode_set),
-    _m("v0_ignorable_unknown_type", C.LEGACY_UNKNOWN_TYPE, "upgrade", _v0_ignorable_unknown),
-    _m("v0_edge_newer_version", C.FORMAT_VERSION_UNSUPPORTED, "upgrade", _v0_newer_version),
-)
-assert len({m.name for m in MUTATIONS}) == len(MUTATIONS), "duplicate mutation name"
 
 _BY_CODE: dict[Code, tuple[Mutation, ...]] = {code: tuple(m for m in MUTATIONS if m.code is code) for code in Code}
 
 
 def mutations_for(code: Code) -> tuple[Mutation, ...]:
-    """The mutations that produce ``code``, in catalogue order."""
+    """The mutations that produce ``code``, in registry order."""
     return _BY_CODE[code]
 
 

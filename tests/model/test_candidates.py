@@ -1,4 +1,4 @@
-"""The mutation catalogue: every mutation is refused with its own code, and every code has one.
+"""The registry of invalid candidates: every mutation is refused with its own code, and every code has one.
 
 Each mutation is applied to a handful of builder states (fresh, realistic and closed, an open step
 with pending calls, between two steps, after a compaction, a seeded fork child) with a few seeds,
@@ -87,7 +87,7 @@ def test_building_candidates_is_deterministic_per_seed() -> None:
 
 
 def test_every_violation_code_is_produced() -> None:
-    """The union of the codes the catalogue's candidates are refused with is the whole ``Code`` enum."""
+    """The union of the codes the registered candidates are refused with is the whole ``Code`` enum."""
     produced = _produced()
     wrong = {name: codes for name, codes in produced.items() if codes - {next(m.code for m in MUTATIONS if m.name == name)}}
     assert wrong == {}
@@ -104,6 +104,7 @@ def test_every_code_has_a_mutation() -> None:
 
 
 def test_mutation_names_are_unique_and_contexts_known() -> None:
-    """Names identify mutations in reports; contexts are the five documented ones."""
+    """Names identify mutations in reports and are their builders' names; contexts are the five documented ones."""
     assert len({m.name for m in MUTATIONS}) == len(MUTATIONS)
+    assert [m.name for m in MUTATIONS] == [m.build.__name__ for m in MUTATIONS]
     assert {m.context for m in MUTATIONS} == set(CONTEXTS)
