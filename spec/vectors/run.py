@@ -1,4 +1,10 @@
-"""Running vectors against a port: each case from a fresh ``reset``, judged against its expectation."""
+"""Running vectors against a port: each case from a fresh ``reset``, judged against its expectation.
+
+A vector's expectation is turned into the model's reply (``Ok(result)`` or ``Refused(code, "")``: a
+vector stores no message) and held against the port's with the suite's one rule,
+:func:`sessionlog_spec.suite.agreement.compare`, so a port passes a vector exactly when the
+conformance machines would accept the same reply.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sessionlog_spec.protocol.messages import Ok, Port, PortFault
+from sessionlog_spec.protocol.messages import Ok, Port, PortFault, Refused, Reply
+from sessionlog_spec.suite.agreement import compare
 from sessionlog_spec.vectors.format import LARGE, Case
-from sessionlog_spec.vectors.judge import refusal_problem, result_problem
 from sessionlog_spec.vectors.realistic import expand_step
 
 PASSED, FAILED, UNSUPPORTED = "passed", "failed", "unsupported"
@@ -57,30 +63,36 @@ def _problem(port: Port, case: Case, options: Options) -> str | None:
     refused = {r["step"]: r["code"] for r in case.get("refused_steps", ())}
     steps = case["input"]
     header_observed = "header" in port.hello.capabilities
+
+    def problem(op: str, expected: Reply, actual: Reply) -> str | None:
+        mismatch = compare(op, expected, actual, options.strict_codes, header_observed)
+        return None if mismatch is None else mismatch.message
+
     for index, step in enumerate(steps):
         request = expand_step(step)
         op = request.pop("op")
         reply = port.call(op, **request)
-        where = f"step {index} ({op})"
+        where = f"step {index}"
         if index < len(steps) - 1:
             if index in refused:
-                problem = refusal_problem(refused[index], reply, options.strict_codes)
-                if problem is not None:
-                    return f"{where}: {problem}"
+                found = problem(op, Refused(refused[index], ""), reply)
+                if found is not None:
+                    return f"{where}: {found}"
             elif not isinstance(reply, Ok):
-                return f"{where}: setup refused with {reply.code}: {reply.message}"
+                return f"{where} ({op}): setup refused with {reply.code}: {reply.message}"
             continue
-        expected = case["expected"]
-        if expected["ok"]:
-            problem = result_problem(op, expected["result"], reply, header_observed)
-            return None if problem is None else f"{where}: {problem}"
-        problem = refusal_problem(expected["code"], reply, options.strict_codes)
-        if problem is not None:
-            return f"{where}: {problem}"
-        if "state" in expected:
-            problem = result_problem("state", expected["state"], port.call("state"), header_observed)
-            return None if problem is None else f"after the refusal, state: {problem}"
+        found = problem(op, expected_reply(case["expected"]), reply)
+        if found is not None:
+            return f"{where}: {found}"
+        if "state" in case["expected"]:
+            found = problem("state", Ok(case["expected"]["state"]), port.call("state"))
+            return None if found is None else f"after the refusal: {found}"
     return None
+
+
+def expected_reply(expected: dict[str, Any]) -> Reply:
+    """A vector's ``expected`` as the model's reply: ``Ok(result)``, or ``Refused(code, "")`` (no message is stored)."""
+    return Ok(expected["result"]) if expected["ok"] else Refused(expected["code"], "")
 
 
 def run_files(port: Port, documents: Mapping[str, Mapping[str, Any]], options: Options) -> list[CaseResult]:

@@ -15,10 +15,13 @@ from jsonschema import Draft202012Validator
 
 from sessionlog_spec import cli
 from sessionlog_spec.model.violation import Code
-from sessionlog_spec.protocol.messages import InProcessPort, Port
+from sessionlog_spec.protocol.messages import Ok, Port, Refused, Reply
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.registry import INVARIANTS
-from sessionlog_spec.suite.ports.select import port_for
+from sessionlog_spec.suite.agreement import compare
+from sessionlog_spec.suite.machines import MACHINES, Disagreement, MachineContext
+from sessionlog_spec.suite.ports import port_for
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.vectors import generate as gen
 from sessionlog_spec.vectors.divergences import KNOWN_DIVERGENCES
 from sessionlog_spec.vectors.drafts import large
@@ -28,7 +31,7 @@ from sessionlog_spec.vectors.drafts.refusals import UNREACHABLE_INVARIANTS, unre
 from sessionlog_spec.vectors.format import GENERATED, LARGE, REGRESSIONS, SCHEMA_FILE, VECTORS_DIR, load_all, path_of
 from sessionlog_spec.vectors.realistic import MODULUS, Minstd, realistic_events
 from sessionlog_spec.vectors.regressions import add
-from sessionlog_spec.vectors.run import FAILED, PASSED, UNSUPPORTED, CaseResult, Options, run_files
+from sessionlog_spec.vectors.run import FAILED, PASSED, UNSUPPORTED, CaseResult, Options, expected_reply, run_case, run_files
 
 Documents = dict[str, dict[str, Any]]
 
@@ -277,9 +280,9 @@ def test_a_broken_port_fails_and_the_cli_exits_nonzero(
 ) -> None:
     results = run_files(InProcessPort(Lenient()), {"trace": documents["trace"]}, Options())
     failed = [r for r in results if r.status == FAILED]
-    assert failed and all("accepted; the model refuses" in r.detail for r in failed)
+    assert failed and all("the model refuses" in r.detail and "the port accepted" in r.detail for r in failed)
     monkeypatch.setattr("sessionlog_spec.vectors.cli.port_for", lambda spec, timeout: InProcessPort(Lenient()))
-    assert cli.main(["vectors", "run", "--only", "trace"]) == 1
+    assert cli.main(["vectors", "run", "--port", "model", "--only", "trace"]) == 1
     assert "FAIL" in capsys.readouterr().out
 
 
@@ -340,3 +343,202 @@ def test_cli_add_rejects_a_file_that_is_not_a_counterexample(tmp_path: Path, cap
     source.write_text(json.dumps({"format": "something-else"}), encoding="utf-8")
     assert cli.main(["vectors", "add", str(source), "--dir", str(tmp_path / "vectors")]) == 2
     assert "sessionlog-case/1" in capsys.readouterr().err
+
+
+# -- one rule with the suite ------------------------------------------------------------------
+
+
+class Rewriting:
+    """The model's driver with one op's accepted result rewritten (a port that saves its own way)."""
+
+    def __init__(self, op: str, rewrite: Any) -> None:
+        self.driver = ModelDriver()
+        self.op = op
+        self.rewrite = rewrite
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        reply = self.driver(request)
+        if request["op"] == self.op and reply["ok"]:
+            reply["result"] = self.rewrite(reply["result"])
+        return reply
+
+
+def saved_as(rewrite_text: Any) -> Any:
+    """A ``save`` rewrite: the model's text through ``rewrite_text``."""
+    return lambda result: {**result, "jsonl": rewrite_text(result["jsonl"])}
+
+
+def each_line(rewrite_line: Any) -> Any:
+    """A text rewrite applied to every line (each keeps its newline)."""
+    return lambda text: "".join(rewrite_line(line) + "\n" for line in text[:-1].split("\n"))
+
+
+def reversed_keys(value: Any) -> Any:
+    """The same JSON value with every object's members in reverse order."""
+    if isinstance(value, dict):
+        return {k: reversed_keys(v) for k, v in reversed(value.items())}
+    if isinstance(value, list):
+        return [reversed_keys(v) for v in value]
+    return value
+
+
+def reencoded(line: str) -> str:
+    """The line's value again, keys reversed, with spaces and ASCII escapes: the same JSON value."""
+    return json.dumps(reversed_keys(json.loads(line)), ensure_ascii=True, separators=(", ", ": "))
+
+
+def duplicated_first_key(line: str) -> str:
+    """The line with its first member written twice (a decoy value first: the last one wins in ``json.loads``)."""
+    key = next(iter(json.loads(line)))
+    return "{" + json.dumps(key) + ":null," + line[1:]
+
+
+def old_line_judge(expected_text: str, text: str) -> bool:
+    """The deleted ``vectors/judge.py`` rule for ``save``: split on newlines, ``json.loads`` each line."""
+    def lines(t: str) -> list[Any] | None:
+        if not t.endswith("\n"):
+            return None
+        try:
+            return [json.loads(line) for line in t[:-1].split("\n")]
+        except ValueError:
+            return None
+
+    ours, theirs = lines(expected_text), lines(text)
+    return theirs is not None and ours == theirs
+
+
+SAVE_REWRITES: dict[str, tuple[Any, bool, bool]] = {
+    # name: (text rewrite, the old line-splitting judge accepted it, the one rule accepts it)
+    "keys-reordered-and-spaced": (each_line(reencoded), True, True),
+    "duplicate-key": (each_line(duplicated_first_key), True, False),
+    "crlf-line-endings": (lambda text: text.replace("\n", "\r\n"), True, False),
+    "no-final-newline": (lambda text: text[:-1], False, False),
+    "byte-order-mark": (lambda text: "\ufeff" + text, False, False),
+    "an-event-changed": (lambda text: text.replace('"time":', '"time":1', 1), False, False),
+}
+
+
+def machine_verdict(port: Port, case: dict[str, Any]) -> str | None:
+    """The conformance machines' verdict on a case's requests: the jsonl machine exchanges each one."""
+    context = MachineContext("jsonl", port, frozenset(port.hello.capabilities), strict_codes=True)
+    machine = MACHINES["jsonl"](context)
+    try:
+        machine.exchange("reset")
+        for step in case["input"]:
+            machine.exchange(step["op"], **{k: v for k, v in step.items() if k != "op"})
+    except Disagreement as failure:
+        return failure.mismatch.message
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(SAVE_REWRITES))
+def test_runner_and_machines_give_the_same_verdict_on_save(documents: Documents, name: str) -> None:
+    """The vector runner and the machines judge a ``save`` text alike: by the model's decoder, not by lines."""
+    rewrite, old_accepted, accepted = SAVE_REWRITES[name]
+    case = next(c for c in documents["jsonl"]["cases"] if c["id"] == "jsonl/round-trip")
+    assert case["input"][-1] == {"op": "save"}
+    model_text = case["expected"]["result"]["jsonl"]
+    assert rewrite(model_text) != model_text
+    assert old_line_judge(model_text, rewrite(model_text)) is old_accepted
+
+    vector = run_case(InProcessPort(Rewriting("save", saved_as(rewrite))), case, "jsonl", Options(strict_codes=True))
+    machine = machine_verdict(InProcessPort(Rewriting("save", saved_as(rewrite))), case)
+    assert (vector.status == PASSED) is accepted, vector.detail
+    assert (machine is None) is accepted, machine
+    if not accepted:
+        assert machine is not None and machine in vector.detail
+
+
+def test_a_failed_save_says_where_and_shows_both_values(documents: Documents) -> None:
+    case = next(c for c in documents["jsonl"]["cases"] if c["id"] == "jsonl/round-trip")
+    rewrite = SAVE_REWRITES["an-event-changed"][0]
+    result = run_case(InProcessPort(Rewriting("save", saved_as(rewrite))), case, "jsonl", Options())
+    text = case["expected"]["result"]["jsonl"]
+    time = json.loads(text.split("\n")[1])["time"]
+    assert result.status == FAILED
+    assert result.detail == f"step 1: save: event line 2 differs from the model's at $.time: expected {time}, got 1{time}"
+    duplicated = run_case(InProcessPort(Rewriting("save", saved_as(SAVE_REWRITES["duplicate-key"][0]))), case, "jsonl", Options())
+    assert "the model cannot read the port's text: JSONL_MALFORMED_LINE: line 1" in duplicated.detail
+    assert "duplicate key" in duplicated.detail
+
+
+def test_a_wrong_result_says_where_and_shows_both_values() -> None:
+    expected = {"length": 3, "nodes": [0, 1, 2], "replace_generation": 0}
+    actual = {"length": 3, "nodes": [0, 1, 7], "replace_generation": 0}
+    mismatch = compare("state", Ok(expected), Ok(actual), strict_codes=False)
+    assert mismatch is not None and mismatch.kind == "wrong-result"
+    assert mismatch.message == "state: the port's result differs from the model's at $.nodes[2]: expected 2, got 7"
+    missing = compare("state", Ok(expected), Ok({"length": 3, "nodes": [0, 1, 2]}), strict_codes=False)
+    assert missing is not None and missing.message.endswith("at $.replace_generation: expected 0, got (absent)")
+    long = compare("fold_surface", Ok({"nodes": list(range(100))}), Ok({"nodes": []}), strict_codes=False)
+    assert long is not None and long.message.endswith("…, got []") and len(long.message) < 260
+
+
+def test_a_vector_refusal_is_judged_by_the_same_rule() -> None:
+    """A vector stores only the code: the expected reply is ``Refused(code, "")``, and messages show the bare code."""
+    assert expected_reply({"ok": False, "code": "SEQ_NOT_CONTIGUOUS"}) == Refused("SEQ_NOT_CONTIGUOUS", "")
+    assert expected_reply({"ok": True, "result": {"length": 0}}) == Ok({"length": 0})
+    expected = Refused("SEQ_NOT_CONTIGUOUS", "")
+    verdicts: list[tuple[Reply, bool, str | None]] = [
+        (Refused("TURN_NUMBER", "elsewhere"), False, None),
+        (Refused("TURN_NUMBER", "elsewhere"), True, "refused with TURN_NUMBER: elsewhere; the model with SEQ_NOT_CONTIGUOUS"),
+        (Refused("BAD_REQUEST", "no such member"), False, "BAD_REQUEST: no such member is not a refusal"),
+        (Refused("UNSUPPORTED", "not here"), False, "declared group: not here; the model refuses with SEQ_NOT_CONTIGUOUS"),
+        (Ok({"length": 1}), False, 'the model refuses (SEQ_NOT_CONTIGUOUS); the port accepted: {"length": 1}'),
+    ]
+    for actual, strict, message in verdicts:
+        mismatch = compare("append", expected, actual, strict_codes=strict)
+        if message is None:
+            assert mismatch is None, (actual, mismatch)
+        else:
+            assert mismatch is not None and message in mismatch.message, (actual, mismatch)
+
+
+class ProtocolCodes:
+    """A broken port: every refusal of the model comes back as ``BAD_REQUEST`` or ``UNSUPPORTED``."""
+
+    def __init__(self, code: str) -> None:
+        self.driver = ModelDriver()
+        self.code = code
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        reply = self.driver(request)
+        if not reply["ok"]:
+            reply["error"] = {"code": self.code, "message": "not mine"}
+        return reply
+
+
+@pytest.mark.parametrize("code", ["BAD_REQUEST", "UNSUPPORTED"])
+def test_a_protocol_code_never_meets_an_expected_refusal(documents: Documents, tmp_path: Path, code: str) -> None:
+    refusing = [c for c in documents["trace"]["cases"] if not c["expected"]["ok"]]
+    results = run_files(InProcessPort(ProtocolCodes(code)), {"trace": {**documents["trace"], "cases": refusing}}, Options())
+    assert refusing and all(r.status == FAILED and code in r.detail and "not mine" in r.detail for r in results)
+    source = tmp_path / "case.json"
+    source.write_text(json.dumps(counterexample()), encoding="utf-8")
+    regression, _ = add(source, tmp_path / "vectors")
+    assert regression["refused_steps"] and regression["expected"]["ok"]
+    result = run_case(InProcessPort(ProtocolCodes(code)), regression, REGRESSIONS, Options())
+    assert result.status == FAILED and result.detail.startswith("step 1: append")
+
+
+class Forgetful:
+    """A broken port: it refuses what the model refuses, but its ``state`` then reports one event more."""
+
+    def __init__(self) -> None:
+        self.driver = ModelDriver()
+        self.refused = False
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        reply = self.driver(request)
+        if request["op"] == "state" and self.refused:
+            reply["result"]["length"] += 1
+        self.refused = self.refused or not reply["ok"]
+        return reply
+
+
+def test_the_state_after_a_refusal_is_compared(documents: Documents) -> None:
+    checked = [c for c in documents["log"]["cases"] if "state" in c["expected"]]
+    results = run_files(InProcessPort(Forgetful()), {"log": {**documents["log"], "cases": checked}}, Options())
+    assert checked and all(r.status == FAILED for r in results)
+    prefix = "after the refusal: state: the port's result differs from the model's at $.length: expected "
+    assert all(r.detail.startswith(prefix) for r in results)
