@@ -1,7 +1,9 @@
-"""The Hypothesis profiles of the conformance suite, registered in one place.
+"""The search profiles, in one place: the conformance suite's and the property tests'.
 
 ``dev`` is a quick smoke run, ``ci`` is what every pull request runs (the whole suite against the
 model and the Python port in a few minutes on two cores), ``nightly`` is the deep search.  The
+property tests under ``tests/`` take their example budget from the same profile
+(``HYPOTHESIS_PROFILE=ci|dev|nightly``, ``property_examples``).  The
 example database is a directory shared across runs, so a counterexample found once is tried first
 the next time; ``--seed`` turns it off because a replayed database entry would make the run depend
 on more than the seed.
@@ -33,6 +35,8 @@ class Profile:
     step_count: int
     require_full_coverage: bool
     """Whether a run fails when an observable invariant or code was never exercised."""
+    property_examples: int
+    """Examples per property test of the repository's own tests (``tests/strategies.py``'s ``property_settings``)."""
     targeting: bool = False
     """Whether to spend time hill-climbing towards examples that exercise more invariants."""
     shrink_seconds: int = 120
@@ -40,10 +44,18 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    "dev": Profile("dev", max_examples=12, step_count=30, require_full_coverage=False, shrink_seconds=30),
-    "ci": Profile("ci", max_examples=60, step_count=40, require_full_coverage=False, shrink_seconds=90),
+    "dev": Profile(
+        "dev", max_examples=12, step_count=30, require_full_coverage=False, property_examples=300, shrink_seconds=30
+    ),
+    "ci": Profile("ci", max_examples=60, step_count=40, require_full_coverage=False, property_examples=50, shrink_seconds=90),
     "nightly": Profile(
-        "nightly", max_examples=500, step_count=100, require_full_coverage=True, targeting=True, shrink_seconds=300
+        "nightly",
+        max_examples=500,
+        step_count=100,
+        require_full_coverage=True,
+        property_examples=2000,
+        targeting=True,
+        shrink_seconds=300,
     ),
 }
 
@@ -89,11 +101,3 @@ def shrink_budget(seconds: int) -> Iterator[None]:
     finally:
         engine.MAX_SHRINKING_SECONDS = previous
 
-
-def register_profiles() -> None:
-    """Register ``conformance-dev``, ``conformance-ci`` and ``conformance-nightly`` with Hypothesis."""
-    for profile in PROFILES.values():
-        settings.register_profile(f"conformance-{profile.name}", hypothesis_settings(profile, None))
-
-
-register_profiles()

@@ -1,10 +1,13 @@
 """Which invariants a step of a state machine exercises: a small table, rule by rule.
 
-A step exercises the invariants its rule's input is about (``RULE_INVARIANTS``), but only those the
-capability group's ops can observe (``GROUP_OBSERVES``), plus the invariants the ops themselves
-check when compared (``OP_INVARIANTS``), plus the owners of every violation code the oracle refused
-with.  Coverage is counted from these tags, so an invariant is only reported as exercised when a
-port was actually asked about it.
+A step is counted under an agent action (the agent machines retitle each action they take with its
+name; the invariants of the actions are :data:`sessionlog_spec.suite.agent.actions.ACTION_INVARIANTS`)
+or under one of the machines' own rules: their ``@step`` methods and the names they retitle to
+(``RULE_INVARIANTS``).  A step exercises the invariants its action's or rule's input is about
+(``STEP_INVARIANTS``), but only those the capability group's ops can observe (``GROUP_OBSERVES``),
+plus the invariants the ops themselves check when compared (``OP_INVARIANTS``), plus the owners of
+every violation code the oracle refused with.  Coverage is counted from these tags, so an invariant
+is only reported as exercised when a port was actually asked about it.
 """
 
 from __future__ import annotations
@@ -13,27 +16,13 @@ from collections.abc import Iterable
 
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.registry import INVARIANTS
+from sessionlog_spec.suite.agent.actions import ACTION_INVARIANTS
 
 RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
-    # the harness playing an agent session
-    "start_turn": ("INV-TRACE-1", "INV-TRACE-9", "INV-TRACE-10", "INV-LOG-5", "INV-LOG-12"),
-    "user_says": ("INV-LOG-7", "INV-SURF-2", "INV-SURF-3", "INV-SURF-7", "INV-SURF-9", "INV-LOG-5", "INV-LOG-12"),
-    "start_step": ("INV-TRACE-4", "INV-TRACE-9", "INV-TRACE-10"),
-    "send_request": ("INV-HDR-1", "INV-HDR-2", "INV-HDR-4", "INV-HDR-5", "INV-HDR-8", "INV-HDR-12", "INV-TRACE-7"),
-    "stream_chunk": ("INV-TRACE-6", "INV-TRACE-9", "INV-LOG-4"),
-    "assistant_replies": ("INV-LOG-8", "INV-TRACE-6", "INV-SURF-7", "INV-COMPACT-1", "INV-COMPACT-6"),
-    "start_tool": ("INV-TRACE-6", "INV-TRACE-9"),
-    "finish_tool": ("INV-LOG-9", "INV-TRACE-6", "INV-TRACE-8", "INV-SURF-7", "INV-COMPACT-1", "INV-COMPACT-6"),
-    "end_step": ("INV-TRACE-5", "INV-TRACE-10"),
-    "end_turn": ("INV-TRACE-2", "INV-TRACE-3", "INV-TRACE-10"),
-    "compact": (
-        "INV-SURF-4", "INV-SURF-5", "INV-SURF-6", "INV-SURF-8", "INV-SURF-9", "INV-SURF-10", "INV-SURF-13",
-        "INV-COMPACT-2", "INV-COMPACT-3", "INV-COMPACT-6", "INV-LOG-7",
-    ),
-    "rewrite_tool_output": ("INV-SURF-8", "INV-SURF-10", "INV-SURF-11", "INV-SURF-13", "INV-TRACE-7"),
+    # the agent machines (every agent action counts under its own name: see ACTION_INVARIANTS)
+    "send_request": (*ACTION_INVARIANTS["request_header"], "INV-HDR-12"),  # the writer's decision, then its snapshot
     "switch_mode": ("INV-LOG-6", "INV-HDR-7"),
     "switch_model": ("INV-LOG-6", "INV-HDR-2", "INV-HDR-3"),
-    "log_note": ("INV-LOG-3", "INV-LOG-6", "INV-TRACE-7", "INV-JSONL-6"),
     "inject": ("INV-LOG-11",),
     # session
     "reseed": ("INV-LOG-10", "INV-LOG-11", "INV-LOG-5"),
@@ -66,6 +55,11 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     # compaction
     "balance_around": ("INV-COMPACT-1", "INV-COMPACT-2", "INV-COMPACT-5"),
 }
+"""The machines' own rules: their ``@step`` methods and the names they ``retitle`` to, agent actions aside."""
+
+STEP_INVARIANTS: dict[str, tuple[str, ...]] = {**ACTION_INVARIANTS, **RULE_INVARIANTS}
+"""Every name a step is counted under: an agent action or a machine's rule."""
+assert not set(ACTION_INVARIANTS) & set(RULE_INVARIANTS), "a rule named like an agent action"
 
 OP_INVARIANTS: dict[str, tuple[str, ...]] = {
     "append": ("INV-LOG-5", "INV-LOG-12"),
@@ -98,9 +92,9 @@ CODE_OWNERS: dict[str, tuple[str, ...]] = {
 
 
 def step_invariants(group: str, rule: str | None, ops: Iterable[str], codes: Iterable[str]) -> set[str]:
-    """The invariant IDs one step exercised: its rule's (as far as ``group`` observes them), its ops', its codes'."""
+    """The invariant IDs one step exercised: its action's or rule's (as far as ``group`` observes them), its ops', its codes'."""
     observed = GROUP_OBSERVES[group]
-    tags = {i for i in RULE_INVARIANTS.get(rule or "", ()) if i.split("-")[1] in observed}
+    tags = {i for i in STEP_INVARIANTS.get(rule or "", ()) if i.split("-")[1] in observed}
     for op in ops:
         tags.update(OP_INVARIANTS.get(op, ()))
     for code in codes:

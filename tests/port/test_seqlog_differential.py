@@ -10,11 +10,11 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from seqlog_compare import Pair
+from strategies import candidates, headers, mutated, next_events, sessions, v0_logs
 
 from sessionlog_spec.model.json_value import thaw
 from sessionlog_spec.suite.agent import candidates as mutations
 from sessionlog_spec.suite.agent.builder import SessionBuilder, realistic_session
-from sessionlog_spec.suite.agent.strategies import candidates, headers, mutated, next_events, sessions, v0_logs
 
 # No shrinking: a divergence is reported as drawn, so a failing run stays as fast as a passing one.
 PHASES = (Phase.explicit, Phase.generate)
@@ -165,7 +165,7 @@ def test_v0_upgrades_agree(case: Any, twist: str, rng: random.Random) -> None:
 
 
 def test_mutation_catalogue_is_refused_code_for_code() -> None:
-    """Every named mutation in the suite's catalogue is refused by seqlog with the model's code."""
+    """Every named mutation in the suite's registry of invalid candidates is refused by seqlog with the model's code."""
     rng = random.Random(20260)
     for builder in (SessionBuilder(), realistic_session(turns=2), realistic_session(turns=3, calls_per_step=3)):
         for candidate in mutations.applicable(builder, rng):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import strategies as S
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -18,7 +19,6 @@ from sessionlog_spec.contracts import log as log_c
 from sessionlog_spec.model.header import HeaderDecision, InstanceFacts, Reason, header_event_data
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, json_equal, thaw
 from sessionlog_spec.model.violation import Code, Violation
-from sessionlog_spec.suite.agent import strategies as S
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 
 PROPERTIES = S.property_settings()

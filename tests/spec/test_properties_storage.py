@@ -1,6 +1,6 @@
 """Property tests over the stored form: JSONL round trip, torn tails, reload, repair, and the v0 edge.
 
-Sessions come from :mod:`sessionlog_spec.suite.agent.strategies`: complete ones, ones that stop mid-turn (open step,
+Sessions come from ``tests/strategies.py``: complete ones, ones that stop mid-turn (open step,
 pending calls), and complete ones cut at a drawn point.  Every model call goes through the
 contracted wrappers in :mod:`sessionlog_spec.contracts`.
 """
@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+import strategies as S
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
@@ -29,7 +30,6 @@ from sessionlog_spec.model.load import LoadedSession
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
 from sessionlog_spec.model.trace import TraceState
 from sessionlog_spec.model.violation import Code, Violation
-from sessionlog_spec.suite.agent import strategies as S
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 
 PROPERTIES = S.property_settings()

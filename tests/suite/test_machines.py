@@ -9,7 +9,8 @@ import pytest
 from conformance_helpers import MODEL_DRIVER
 from hypothesis.stateful import precondition, rule
 
-from sessionlog_spec.protocol.messages import GROUPS, InProcessPort
+from sessionlog_spec.protocol.messages import GROUPS
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.registry import BY_ID
 from sessionlog_spec.suite.agent.builder import realistic_session
@@ -19,7 +20,7 @@ from sessionlog_spec.suite.machines import MACHINES, ConformanceMachine
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
 from sessionlog_spec.suite.profiles import PROFILES
-from sessionlog_spec.suite.rule_table import CODE_OWNERS, OP_INVARIANTS, RULE_INVARIANTS
+from sessionlog_spec.suite.rule_table import CODE_OWNERS, OP_INVARIANTS, STEP_INVARIANTS
 from sessionlog_spec.suite.run import FAILED, PASSED, UNSUPPORTED, VOID, RunOptions, run, run_group
 
 QUICK = RunOptions(profile=PROFILES["dev"], strict_codes=True, max_examples=8, step_count=25)
@@ -31,7 +32,7 @@ def test_the_model_passes_every_group_in_process() -> None:
     assert [(r.group, r.status) for r in result.groups] == [(g, PASSED) for g in GROUPS], [r.detail for r in result.groups]
     assert all(r.coverage.steps > 0 and r.coverage.examples > 0 for r in result.groups)
     counted = {rule for r in result.groups for rule in r.coverage.rules}
-    assert counted <= set(RULE_INVARIANTS), f"steps without a row in the rule table: {counted - set(RULE_INVARIANTS)}"
+    assert counted <= set(STEP_INVARIANTS), f"steps without a row in the rule table: {counted - set(STEP_INVARIANTS)}"
 
 
 def test_the_model_driver_passes_every_group_as_a_subprocess() -> None:
@@ -154,6 +155,6 @@ def test_the_oracle_answers_exactly_as_the_model_driver(seed: int) -> None:
 
 
 def test_the_rule_table_names_only_catalogued_invariants() -> None:
-    named = {i for ids in (*RULE_INVARIANTS.values(), *OP_INVARIANTS.values()) for i in ids}
+    named = {i for ids in (*STEP_INVARIANTS.values(), *OP_INVARIANTS.values()) for i in ids}
     assert named <= set(BY_ID), named - set(BY_ID)
     assert all(owners for owners in CODE_OWNERS.values()), "every violation code belongs to an invariant"

@@ -22,7 +22,8 @@ import pytest
 
 from sessionlog_spec.model.session import seed_session
 from sessionlog_spec.model.violation import Violation
-from sessionlog_spec.protocol.messages import InProcessPort, Ok, Port, Refused, Reply
+from sessionlog_spec.protocol.messages import Ok, Port, Refused, Reply
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort

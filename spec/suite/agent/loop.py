@@ -1,11 +1,11 @@
 """The agent harness a state machine plays: a valid session plus the loop instance that writes it.
 
-:class:`Harness` wraps a :class:`~sessionlog_spec.suite.agent.builder.SessionBuilder` with what a real harness knows
+:class:`AgentLoop` wraps a :class:`~sessionlog_spec.suite.agent.builder.SessionBuilder` with what a real harness knows
 beyond the log: the sandbox mode and model (which decide the tools, system prompt and config of
 the next request), whether the next request is the first of this loop instance, whether a
 replacement happened since the last request, and whether the open step already sent its request.
-The actions it can take next come from :func:`sessionlog_spec.suite.agent.strategies.applicable_actions` and are built
-by :mod:`sessionlog_spec.suite.agent.actions`, so every event it builds is valid by construction.
+The actions it can take next come from :func:`sessionlog_spec.suite.agent.actions.applicable_actions` and are built
+by :func:`sessionlog_spec.suite.agent.actions.build_action`, so every event it builds is valid by construction.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from hypothesis.strategies import DrawFn
 from sessionlog_spec.model.header import InstanceFacts, decide_request_header
 from sessionlog_spec.model.json_value import as_object, freeze
 from sessionlog_spec.model.session import SessionState
-from sessionlog_spec.suite.agent.actions import build_action
+from sessionlog_spec.suite.agent.actions import applicable_actions, build_action
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
-from sessionlog_spec.suite.agent.strategies import applicable_actions
 
 MODES: dict[str, tuple[str, tuple[str, ...]]] = {
     "workspace-write": ("You are a careful coding agent. Edit files in the workspace only.", ("read_file", "write_file", "bash")),
@@ -76,7 +75,7 @@ def assembled_header(mode: str, model: str, toolbox: Toolbox = Toolbox()) -> dic
     return header
 
 
-class Harness:
+class AgentLoop:
     """A valid session under construction and the loop instance writing it."""
 
     def __init__(self, builder: SessionBuilder | None = None, unknown_types: bool = True) -> None:
@@ -98,7 +97,7 @@ class Harness:
         self._actions: frozenset[str] = frozenset()
 
     @classmethod
-    def from_state(cls, state: SessionState) -> Harness:
+    def from_state(cls, state: SessionState) -> AgentLoop:
         """A new loop instance over an existing session (after a seed or a load)."""
         time = state.events[-1].time if state.events else 1_700_000_000_000
         return cls(SessionBuilder(state, time=time))

@@ -5,8 +5,8 @@ writer rule decides), the model streams chunks and answers with or without tool 
 and report, ranges are compacted, tool outputs rewritten, the sandbox mode and the model switch
 (changing tools, system prompt and config), loop instances restart, and now and then an invalid
 candidate from :data:`sessionlog_spec.suite.agent.candidates.MUTATIONS` is slipped in.  Each machine decides what a built
-event means for its group by implementing :meth:`HarnessMachine.deliver` (and
-:meth:`HarnessMachine.submit` for the invalid candidates).
+event means for its group by implementing :meth:`AgentMachine.deliver` (and
+:meth:`AgentMachine.submit` for the invalid candidates).
 """
 
 from __future__ import annotations
@@ -24,32 +24,13 @@ from hypothesis.stateful import precondition, rule
 from hypothesis.strategies import DrawFn
 
 from sessionlog_spec.model.violation import Code
-from sessionlog_spec.suite.agent.actions import TOOL_NAMES, assistant_with_call, open_calls
+from sessionlog_spec.suite.agent.actions import TOOL_NAMES, applicable_actions, assistant_with_call, open_calls
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation
-from sessionlog_spec.suite.agent.loop import MODELS, MODES, Harness
-from sessionlog_spec.suite.agent.strategies import applicable_actions
+from sessionlog_spec.suite.agent.loop import MODELS, MODES, AgentLoop
 from sessionlog_spec.suite.machines.base import ConformanceMachine, MachineContext, step
 from sessionlog_spec.suite.rule_table import CODE_OWNERS
 
-ACTION_RULES = {
-    "turn_start": "start_turn",
-    "user_message": "user_says",
-    "step_start": "start_step",
-    "chunk": "stream_chunk",
-    "assistant_message": "assistant_replies",
-    "tool_call": "start_tool",
-    "tool_result": "finish_tool",
-    "not_started_result": "finish_tool",
-    "step_end": "end_step",
-    "turn_end": "end_turn",
-    "compaction": "compact",
-    "rewrite": "rewrite_tool_output",
-    "log_only": "log_note",
-    "turn_only": "log_note",
-    "ignorable": "log_note",
-}
-"""Agent actions (:func:`sessionlog_spec.suite.agent.strategies.applicable_actions`) by the rule name coverage counts them under."""
 LOOP_CHANGES = (
     *(f"mode:{m}" for m in sorted(MODES)),
     *(f"model:{m}" for m in sorted(MODELS)),
@@ -71,24 +52,24 @@ class Place:
     """A point of a session where some invalid candidates can be built at all, and which ones."""
 
     name: str
-    reached: Callable[[Harness], bool]
+    reached: Callable[[AgentLoop], bool]
     codes: frozenset[Code]
 
 
 PLACES = (
     Place(
         "a step is open",
-        lambda h: h.state.trace.open_step is not None,
+        lambda loop: loop.state.trace.open_step is not None,
         frozenset({Code.ASSISTANT_MESSAGE_INVALID, Code.STEP_END_MISMATCH, Code.STEP_STILL_OPEN, Code.EVENT_OUTSIDE_STEP}),
     ),
     Place(
         "a tool call is pending in the open step",
-        lambda h: h.state.trace.open_step is not None and h.state.pending_calls > 0,
+        lambda loop: loop.state.trace.open_step is not None and loop.state.pending_calls > 0,
         frozenset({Code.TOOL_RESULT_UNPAIRED}),
     ),
     Place(
         "a turn is open between steps",
-        lambda h: h.state.trace.open_turn is not None and h.state.trace.open_step is None,
+        lambda loop: loop.state.trace.open_turn is not None and loop.state.trace.open_step is None,
         frozenset({
             Code.TURN_END_REASON_INVALID, Code.TURN_END_MISMATCH, Code.STEP_OUTSIDE_TURN, Code.STEP_NUMBER,
             Code.STEP_END_MISMATCH, Code.EVENT_OUTSIDE_STEP,
@@ -99,7 +80,7 @@ PLACES = (
 
 
 def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = None) -> tuple[Mutation, ...]:
-    """The catalogue's mutations for ``contexts`` whose code belongs to an invariant group in ``owners``."""
+    """The registered mutations for ``contexts`` whose code belongs to an invariant group in ``owners``."""
     wanted, groups = set(contexts), None if owners is None else set(owners)
     return tuple(
         m
@@ -108,7 +89,7 @@ def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = Non
     )
 
 
-class HarnessMachine(ConformanceMachine):
+class AgentMachine(ConformanceMachine):
     """A machine that builds a realistic session step by step and shows each event to the port."""
 
     injections: tuple[Mutation, ...] = ()
@@ -118,7 +99,7 @@ class HarnessMachine(ConformanceMachine):
 
     def __init__(self, context: MachineContext) -> None:
         super().__init__(context)
-        self.h = Harness(unknown_types=self.unknown_types)
+        self.loop = AgentLoop(unknown_types=self.unknown_types)
         self.injected: Counter[str] = Counter()
         """How often this example submitted each invalid candidate, by mutation name."""
         self.start()
@@ -134,7 +115,7 @@ class HarnessMachine(ConformanceMachine):
 
     def decide(self, data: st.DataObject, begins_series: bool) -> dict[str, Any] | None:
         """The writer decision for the next request (the header machine asks the port too)."""
-        return self.h.model_decision(begins_series)
+        return self.loop.model_decision(begins_series)
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         """Show one invalid candidate to the port."""
@@ -144,29 +125,29 @@ class HarnessMachine(ConformanceMachine):
 
     def next_actions(self) -> list[str]:
         """What the agent may do next, repeated by how often a harness does it."""
-        if self.h.needs_request():
+        if self.loop.needs_request():
             return ["send_request"] * 6 + ["log_only"]
-        actions = [a for a in applicable_actions(self.h.builder) if a != "request_header" and self.h.can(a)]
+        actions = [a for a in applicable_actions(self.loop.builder) if a != "request_header" and self.loop.can(a)]
         return actions or ["log_only"]
 
     def perform(self, data: st.DataObject, action: str) -> None:
         """Take one agent action and count what it exercises under the action's name."""
-        self.retitle(ACTION_RULES.get(action, action))
+        self.retitle(action)
         if action == "send_request":
             begins_series = data.draw(st.booleans(), label="begins series")
             decision = self.decide(data, begins_series)
             if decision is not None:
-                self.deliver(self.h.header_event(decision))
-            self.h.request_sent()
+                self.deliver(self.loop.header_event(decision))
+            self.loop.request_sent()
         else:
-            self.deliver(self.h.build(cast(DrawFn, data.draw), action))
+            self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
 
     def request_now(self, data: st.DataObject) -> None:
         """Open a turn and a step where none is open, then send the step's request unless it was sent."""
         for action in ("turn_start", "step_start"):
-            if self.h.can(action):
+            if self.loop.can(action):
                 self.perform(data, action)
-        if self.h.needs_request():
+        if self.loop.needs_request():
             self.perform(data, "send_request")
 
     @rule(data=st.data())
@@ -178,11 +159,11 @@ class HarnessMachine(ConformanceMachine):
         for _ in range(data.draw(st.integers(1, 3), label="actions")):
             self.perform(data, data.draw(st.sampled_from(self.next_actions()), label="action"))
 
-    @precondition(lambda self: self.h.can("compaction") or self.h.can("rewrite"))
+    @precondition(lambda self: self.loop.can("compaction") or self.loop.can("rewrite"))
     @rule(data=st.data())
     @step
     def reshape_surface(self, data: st.DataObject) -> None:
-        legal = [a for a in ("compaction", "rewrite") if self.h.can(a)]
+        legal = [a for a in ("compaction", "rewrite") if self.loop.can(a)]
         self.perform(data, data.draw(st.sampled_from(legal), label="reshape"))
 
     # -- the loop instance ------------------------------------------------------------------------------
@@ -197,21 +178,21 @@ class HarnessMachine(ConformanceMachine):
         kind, _, name = change.partition(":")
         if kind == "mode":
             self.retitle("switch_mode")
-            self.deliver(self.h.event("sandbox/mode", {"mode": name}))
-            self.h.mode = name
+            self.deliver(self.loop.event("sandbox/mode", {"mode": name}))
+            self.loop.mode = name
         elif kind == "model":
             self.retitle("switch_model")
-            self.deliver(self.h.event("model/selection", {"model": name, "provider": MODELS[name]["provider"]}))
-            self.h.model = name
+            self.deliver(self.loop.event("model/selection", {"model": name, "provider": MODELS[name]["provider"]}))
+            self.loop.model = name
         elif kind == "tools":
             # Nothing is logged when the tools change; the next request's snapshot is the record.
             if name == "mcp":
-                self.h.toggle_mcp()
+                self.loop.toggle_mcp()
             else:
-                self.h.revise_tool_descriptions()
-        elif self.h.state.trace.open_step is None:
+                self.loop.revise_tool_descriptions()
+        elif self.loop.state.trace.open_step is None:
             # A new loop instance takes over between requests; nothing is written until it sends one.
-            self.h.restart_instance()
+            self.loop.restart_instance()
 
     # -- invalid candidates ---------------------------------------------------------------------------
 
@@ -246,7 +227,7 @@ class HarnessMachine(ConformanceMachine):
         examples would spread the codes more evenly still, but it makes the outcome of a replayed
         choice sequence depend on earlier examples, which Hypothesis refuses as flaky.
         """
-        digest = hashlib.blake2b(json.dumps(self.h.log, sort_keys=True, default=repr).encode(), digest_size=16)
+        digest = hashlib.blake2b(json.dumps(self.loop.log, sort_keys=True, default=repr).encode(), digest_size=16)
         digest.update(rng.getrandbits(64).to_bytes(8, "little"))
         return random.Random(digest.digest())
 
@@ -272,7 +253,7 @@ class HarnessMachine(ConformanceMachine):
 
     def slip_in(self, mutation: Mutation, rng: random.Random) -> bool:
         """Build ``mutation``'s candidate for the session so far and submit it, if it can be built here."""
-        candidate = mutation.build(self.h.builder, rng)
+        candidate = mutation.build(self.loop.builder, rng)
         if candidate is None:
             return False
         self.injected[mutation.name] += 1
@@ -281,23 +262,23 @@ class HarnessMachine(ConformanceMachine):
 
     # -- invalid candidates that need a particular place in the session ----------------------------------
 
-    @precondition(lambda self: self.injects(TOOL_RESULT_CODES) and self.h.state.trace.open_step is not None)
+    @precondition(lambda self: self.injects(TOOL_RESULT_CODES) and self.loop.state.trace.open_step is not None)
     @rule(data=st.data(), rng=st.randoms(use_true_random=True))
     @step
     def fault_running_tool(self, data: st.DataObject, rng: random.Random) -> None:
         # A tool result can only be malformed against a call that started and is unanswered; the
         # agent pauses there in a few steps of a hundred, so this rule takes it there on purpose.
-        unstarted, started = open_calls(self.h.builder)
+        unstarted, started = open_calls(self.loop.builder)
         if not started:
             if not unstarted:
                 self.request_now(data)
-                self.retitle("assistant_replies")
-                self.deliver(assistant_with_call(self.h.builder, data.draw(TOOL_NAMES, label="tool")))
+                self.retitle("assistant_message")
+                self.deliver(assistant_with_call(self.loop.builder, data.draw(st.sampled_from(TOOL_NAMES), label="tool")))
             self.perform(data, "tool_call")
         self.retitle("inject")
         self.inject_some(self.keyed(rng), 1, first=TOOL_RESULT_CODES)
 
-    @precondition(lambda self: any(self.injects(p.codes) and p.reached(self.h) for p in PLACES))
+    @precondition(lambda self: any(self.injects(p.codes) and p.reached(self.loop) for p in PLACES))
     @rule(rng=st.randoms(use_true_random=True))
     @step
     def fault_in_place(self, rng: random.Random) -> None:
@@ -308,7 +289,7 @@ class HarnessMachine(ConformanceMachine):
         # Nothing is done to get here, so the sessions the other rules build keep their shape.
         self.retitle("inject")
         keyed = self.keyed(rng)
-        codes = frozenset().union(*(p.codes for p in PLACES if p.reached(self.h)))
+        codes = frozenset().union(*(p.codes for p in PLACES if p.reached(self.loop)))
         for mutation in self.injections:
             if mutation.code in codes:
                 self.slip_in(mutation, keyed)

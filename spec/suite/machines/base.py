@@ -18,11 +18,12 @@ from hypothesis import event, target
 from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import RuleBasedStateMachine
 
-from sessionlog_spec.protocol.messages import InProcessPort, Ok, Port, PortFault, Refused, Reply
+from sessionlog_spec.protocol.messages import Ok, Port, PortFault, Refused, Reply
 from sessionlog_spec.suite.agreement import Mismatch, compare
 from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.exchange import Exchange
 from sessionlog_spec.suite.oracle import Oracle
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.rule_table import step_invariants
 
 
@@ -119,8 +120,8 @@ class ConformanceMachine(RuleBasedStateMachine):
     def __init__(self, context: MachineContext) -> None:
         super().__init__()
         self.ctx = context
-        self.model = Oracle()
-        self.oracle = InProcessPort(self.model)
+        self.oracle = Oracle()
+        self.oracle_port = InProcessPort(self.oracle)
         self.transcript: list[Exchange] = []
         self.failed = False
         self._rule: str | None = None
@@ -154,7 +155,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         ``exercised`` names the invariants the model's accepted result shows were in play; they are
         tagged before the port's answer is judged, so a failure names them too.
         """
-        expected = self.oracle.call(op, **args)
+        expected = self.oracle_port.call(op, **args)
         self._step_ops.append(op)
         if isinstance(expected, Refused):
             self._step_codes.append(expected.code)

@@ -20,7 +20,7 @@ from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Mutation
 from sessionlog_spec.suite.agent.loop import MCP_TOOL, Toolbox, tool_entry
-from sessionlog_spec.suite.machines.agent import LOOP_CHANGES, HarnessMachine, mutations_in
+from sessionlog_spec.suite.machines.agent import LOOP_CHANGES, AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
 PRESENTATIONS = ("canonical", "reordered", "empty-system", "empty-tools", "unmarked-defaults")
@@ -93,7 +93,7 @@ def decision_exercised(facts: dict[str, bool]) -> Callable[[Any], tuple[str, ...
     return exercised
 
 
-class HeaderMachine(HarnessMachine):
+class HeaderMachine(AgentMachine):
     """Checks ``header_decision``, ``fold_header`` and ``state.header``."""
 
     group = "header"
@@ -113,25 +113,25 @@ class HeaderMachine(HarnessMachine):
     def deliver(self, raw: RawEvent) -> None:
         if self.live:
             self.exchange_ok("append", event=raw)
-            self.h.commit(raw)
+            self.loop.commit(raw)
         else:
-            self.h.commit(raw)
-            self.exchange("fold_header", events=list(self.h.log))
+            self.loop.commit(raw)
+            self.exchange("fold_header", events=list(self.loop.log))
 
     def decide(self, data: st.DataObject, begins_series: bool) -> dict[str, Any] | None:
         how = data.draw(st.sampled_from(PRESENTATIONS), label="presentation")
-        facts = self.h.facts(begins_series)
+        facts = self.loop.facts(begins_series)
         self.tag("INV-HDR-7" if how != "canonical" else "INV-HDR-8")
 
-        header = presented(self.h.assembled(), how)
+        header = presented(self.loop.assembled(), how)
         exercised = decision_exercised(facts)
-        result = self.exchange_ok("header_decision", exercised, events=list(self.h.log), header=header, instance=facts)
+        result = self.exchange_ok("header_decision", exercised, events=list(self.loop.log), header=header, instance=facts)
         decision: dict[str, Any] | None = result["decision"]
         return decision
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
-        facts = self.h.facts(begins_series=False)
-        self.exchange("header_decision", events=[*self.h.log, candidate], header=self.h.assembled(), instance=facts)
+        facts = self.loop.facts(begins_series=False)
+        self.exchange("header_decision", events=[*self.loop.log, candidate], header=self.loop.assembled(), instance=facts)
 
     @rule(data=st.data(), probe=st.sampled_from(PROBES))
     @step
@@ -139,33 +139,33 @@ class HeaderMachine(HarnessMachine):
         if probe == "bad_header":
             self.retitle("request_with_bad_header")
             how = data.draw(st.sampled_from(BAD_HEADERS), label="broken as")
-            facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
-            self.exchange("header_decision", events=list(self.h.log), header=broken(self.h.assembled(), how), instance=facts)
+            facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
+            self.exchange("header_decision", events=list(self.loop.log), header=broken(self.loop.assembled(), how), instance=facts)
             return
         self.retitle("fold_headers")
-        events: list[Any] = list(self.h.log)
+        events: list[Any] = list(self.loop.log)
         if probe == "fold_non_canonical":
             how = data.draw(st.sampled_from(sorted(EMPTY_MEMBERS)), label="presentation")
             # Drop the member first, so the stored snapshot spells it out empty whatever the mode
             # (most modes have a system prompt and tools, which would leave the snapshot canonical).
-            bare = {k: v for k, v in self.h.assembled().items() if k != EMPTY_MEMBERS[how]}
+            bare = {k: v for k, v in self.loop.assembled().items() if k != EMPTY_MEMBERS[how]}
             snapshot = presented(bare, how)
             payload = {"header": snapshot, "reason": "change"}
             events.append({"type": "request/header", "seq": len(events), "time": 0, "data": payload})
         self.exchange("fold_header", events=events)
 
-    @precondition(lambda self: self.h.state.header is not None)
+    @precondition(lambda self: self.loop.state.header is not None)
     @rule(data=st.data(), how=st.sampled_from(TOOLS_ONLY))
     @step
     def request_with_other_tools(self, data: st.DataObject, how: str) -> None:
         # Loop changes mostly alter the system prompt or config along with the tools, and a request
         # follows a change only now and then; asking about a header that differs from the latest
         # snapshot in its tools alone shows whether equality looks at the tool list (INV-HDR-7).
-        header = tools_changed(cast(dict[str, Any], thaw(self.h.state.header)), how)
-        facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
-        self.exchange("header_decision", events=list(self.h.log), header=header, instance=facts)
+        header = tools_changed(cast(dict[str, Any], thaw(self.loop.state.header)), how)
+        facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
+        self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
 
-    @precondition(lambda self: self.h.state.header is not None)
+    @precondition(lambda self: self.loop.state.header is not None)
     @rule(data=st.data(), instance=st.sampled_from(("this", "new")), how=st.sampled_from(PRESENTATIONS))
     @step
     def request_with_same_header(self, data: st.DataObject, instance: str, how: str) -> None:
@@ -174,14 +174,14 @@ class HeaderMachine(HarnessMachine):
         # run.  This asks, without committing, what the next request would write if its header
         # equalled the latest snapshot (in any spelling): `resume` from a new loop instance; from
         # this one, `series` when a series begins and nothing otherwise.
-        latest = cast(dict[str, Any], thaw(self.h.state.header))
-        facts = self.h.facts(data.draw(st.booleans(), label="begins series"))
+        latest = cast(dict[str, Any], thaw(self.loop.state.header))
+        facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
         facts["first_request"] = facts["first_request"] or instance == "new"
         self.tag("INV-HDR-7" if how != "canonical" else "INV-HDR-8")
         header = presented(latest, how)
-        self.exchange("header_decision", decision_exercised(facts), events=list(self.h.log), header=header, instance=facts)
+        self.exchange("header_decision", decision_exercised(facts), events=list(self.loop.log), header=header, instance=facts)
 
-    @precondition(lambda self: self.h.state.trace.open_step is None and self.h.state.header is not None)
+    @precondition(lambda self: self.loop.state.trace.open_step is None and self.loop.state.header is not None)
     @rule(data=st.data(), change=st.sampled_from(LOOP_CHANGES))
     @step
     def change_then_request(self, data: st.DataObject, change: str) -> None:

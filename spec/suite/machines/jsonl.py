@@ -63,13 +63,13 @@ class JsonlMachine(LiveSessionMachine):
 
     def stored_text(self) -> str:
         """The model's stored form of the current session."""
-        return save_session(self.model.header, self.model.state)
+        return save_session(self.oracle.header, self.oracle.state)
 
     def load(self, text: str) -> None:
         """Load ``text`` on both sides; continue from the loaded session, or check nothing changed."""
         reply = self.exchange("load", loaded_with, jsonl=text)
         if isinstance(reply, Ok):
-            self.take_over(self.model.state)
+            self.take_over(self.oracle.state)
         else:
             self.check_state()
 
@@ -80,7 +80,7 @@ class JsonlMachine(LiveSessionMachine):
     @step
     def begin_session(self, header: dict[str, Any]) -> None:
         self.exchange("reset", header=header)
-        self.take_over(self.model.state)
+        self.take_over(self.oracle.state)
 
     @rule(data=st.data(), what=st.sampled_from(STORAGE_EVENTS))
     @step
@@ -98,7 +98,7 @@ class JsonlMachine(LiveSessionMachine):
             self.retitle("load_other_version" if what == "newer_version" else f"crash_{what}")
             self.load(self.crashed(data, what))
 
-    @precondition(lambda self: self.h.state.trace.open_turn is not None)
+    @precondition(lambda self: self.loop.state.trace.open_turn is not None)
     @rule(loads=st.just(2))
     @step
     def crash_load_reload(self, loads: int) -> None:
@@ -127,6 +127,6 @@ class JsonlMachine(LiveSessionMachine):
             return crashes.insert_stray_line(text, at, data.draw(st.sampled_from(crashes.STRAY_LINES), label="stray"))
         if crash == "lose_line" and events > 1:
             return crashes.drop_line(text, data.draw(st.integers(0, events - 1), label="lost line"))
-        header = thaw(self.model.header)
+        header = thaw(self.oracle.header)
         assert isinstance(header, dict)
         return crashes.replace_header(text, {**header, "version": data.draw(st.sampled_from([2, 3, 17]), label="version")})

@@ -21,7 +21,7 @@ from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import Mutation
 from sessionlog_spec.suite.agent.legacy_forms import FORMS, v0_events
-from sessionlog_spec.suite.machines.agent import HarnessMachine, mutations_in
+from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import MachineContext, step
 
 REFUSED_FORMS = ("header-delta", "fallback", "mode-set", "unknown-type")
@@ -50,7 +50,7 @@ def stored_text(log: dict[str, Any]) -> str:
     return "".join(encode_line(line) + "\n" for line in [log["header"], *log["events"]])
 
 
-class LegacyMachine(HarnessMachine):
+class LegacyMachine(AgentMachine):
     """Checks ``upgrade_v0`` (and ``load`` of v0 text when the port loads logs)."""
 
     group = "legacy"
@@ -79,10 +79,10 @@ class LegacyMachine(HarnessMachine):
         header = {"type": "session", "version": version, "id": self.session_id, "createdAt": 1_700_000_000_000}
         if version == 0:
             # The log only grows, so each event is written in legacy form once.
-            self.v0_log += v0_events(self.h.log[len(self.v0_log) :], self.style)
+            self.v0_log += v0_events(self.loop.log[len(self.v0_log) :], self.style)
             events = list(self.v0_log)
         else:
-            events = list(self.h.log)
+            events = list(self.loop.log)
         return {"header": header, "events": [*events, *(extra or [])]}
 
     def upgrade(self, log: dict[str, Any]) -> None:
@@ -94,7 +94,7 @@ class LegacyMachine(HarnessMachine):
     def deliver(self, raw: RawEvent) -> None:
         # Upgrading the whole log after every event would make an example quadratic in the model's
         # slowest function; the session grows silently and ``upgrade_legacy`` asks about it.
-        self.h.commit(raw)
+        self.loop.commit(raw)
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         self.upgrade(candidate)
@@ -107,14 +107,14 @@ class LegacyMachine(HarnessMachine):
     @step
     def upgrade_legacy(self, check: str) -> None:
         log = self.stored()
-        if log["events"] != self.h.log:
+        if log["events"] != self.loop.log:
             self.tag("INV-LEGACY-5", "INV-LEGACY-8")
         self.upgrade(log)
 
     @rule(form=st.sampled_from(REFUSED_FORMS), ignorable=st.booleans())
     @step
     def upgrade_refused_form(self, form: str, ignorable: bool) -> None:
-        self.upgrade(self.stored(extra=[refused_event(form, len(self.h.log), ignorable)]))
+        self.upgrade(self.stored(extra=[refused_event(form, len(self.loop.log), ignorable)]))
 
     @rule(v1=st.just(1))
     @step
@@ -132,7 +132,7 @@ class LegacyMachine(HarnessMachine):
     @rule(refused=st.one_of(st.none(), st.sampled_from(REFUSED_FORMS)))
     @step
     def load_legacy(self, refused: str | None) -> None:
-        extra = [] if refused is None else [refused_event(refused, len(self.h.log), ignorable=False)]
+        extra = [] if refused is None else [refused_event(refused, len(self.loop.log), ignorable=False)]
         reply = self.exchange("load", jsonl=stored_text(self.stored(extra=extra)))
         if not isinstance(reply, Ok):
             self.exchange("state")

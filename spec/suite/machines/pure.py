@@ -15,11 +15,11 @@ from hypothesis.stateful import precondition, rule
 
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import Mutation
-from sessionlog_spec.suite.machines.agent import HarnessMachine, mutations_in
+from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
 
-class PureMachine(HarnessMachine):
+class PureMachine(AgentMachine):
     """A harness machine that asks one pure op about the whole log after every event."""
 
     op = ""
@@ -29,8 +29,8 @@ class PureMachine(HarnessMachine):
             self.exchange("reset")
 
     def deliver(self, raw: RawEvent) -> None:
-        self.h.commit(raw)
-        self.observe(self.h.log)
+        self.loop.commit(raw)
+        self.observe(self.loop.log)
 
     def observe(self, events: list[Any]) -> None:
         """Ask the port's op about ``events``."""
@@ -41,7 +41,7 @@ class PureMachine(HarnessMachine):
         return ()
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
-        self.observe([*self.h.log, candidate])
+        self.observe([*self.loop.log, candidate])
 
     def teardown(self) -> None:
         if not self.failed and self.ctx.supports("session"):
@@ -71,16 +71,16 @@ class CompactionMachine(PureMachine):
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         if mutation.context == "cuts":
-            self.exchange("cuts", events=list(self.h.log), seq=candidate)
+            self.exchange("cuts", events=list(self.loop.log), seq=candidate)
         else:
             super().submit(mutation, candidate)
 
-    @precondition(lambda self: bool(self.h.state.surface.nodes))
+    @precondition(lambda self: bool(self.loop.state.surface.nodes))
     @rule(data=st.data())
     @step
     def balance_around(self, data: st.DataObject) -> None:
-        seq = data.draw(st.sampled_from(self.h.state.surface.nodes), label="surface node")
-        self.exchange("cuts", self.exercised, events=list(self.h.log), seq=seq)
+        seq = data.draw(st.sampled_from(self.loop.state.surface.nodes), label="surface node")
+        self.exchange("cuts", self.exercised, events=list(self.loop.log), seq=seq)
 
 
 class RepairMachine(PureMachine):
@@ -98,16 +98,16 @@ class RepairMachine(PureMachine):
             return ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4")
         return ("INV-REPAIR-2", "INV-REPAIR-4")
 
-    @precondition(lambda self: len(self.h.log) > 1)
+    @precondition(lambda self: len(self.loop.log) > 1)
     @rule(data=st.data())
     @step
     def repair_crash_prefix(self, data: st.DataObject) -> None:
-        cut = data.draw(st.integers(1, len(self.h.log) - 1), label="crash after event")
-        self.observe(self.h.log[:cut])
+        cut = data.draw(st.integers(1, len(self.loop.log) - 1), label="crash after event")
+        self.observe(self.loop.log[:cut])
 
-    @precondition(lambda self: self.h.state.trace.open_turn is not None)
+    @precondition(lambda self: self.loop.state.trace.open_turn is not None)
     @rule(again=st.just(True))
     @step
     def repair_repaired(self, again: bool) -> None:
-        closers = self.exchange_ok("repair", events=list(self.h.log))["closers"]
-        self.observe([*self.h.log, *closers])
+        closers = self.exchange_ok("repair", events=list(self.loop.log))["closers"]
+        self.observe([*self.loop.log, *closers])

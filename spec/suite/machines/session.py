@@ -16,12 +16,12 @@ from hypothesis.stateful import rule
 from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.suite.agent.builder import RawEvent, realistic_session
 from sessionlog_spec.suite.agent.candidates import Mutation
-from sessionlog_spec.suite.agent.loop import Harness
-from sessionlog_spec.suite.machines.agent import HarnessMachine, mutations_in
+from sessionlog_spec.suite.agent.loop import AgentLoop
+from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
 
-class LiveSessionMachine(HarnessMachine):
+class LiveSessionMachine(AgentMachine):
     """A harness machine whose events go to the port's live session."""
 
     def start(self) -> None:
@@ -29,7 +29,7 @@ class LiveSessionMachine(HarnessMachine):
 
     def deliver(self, raw: RawEvent) -> None:
         self.exchange_ok("append", event=raw)
-        self.h.commit(raw)
+        self.loop.commit(raw)
 
     def check_state(self) -> None:
         """The port's observable state equals the model's."""
@@ -37,9 +37,9 @@ class LiveSessionMachine(HarnessMachine):
 
     def take_over(self, state: SessionState) -> None:
         """Continue from a session the port now holds, with a new loop instance."""
-        harness = Harness.from_state(state)
-        harness.mode, harness.model, harness.toolbox = self.h.mode, self.h.model, self.h.toolbox
-        self.h = harness
+        loop = AgentLoop.from_state(state)
+        loop.mode, loop.model, loop.toolbox = self.loop.mode, self.loop.model, self.loop.toolbox
+        self.loop = loop
 
 
 class SessionMachine(LiveSessionMachine):
@@ -60,11 +60,11 @@ class SessionMachine(LiveSessionMachine):
     def reseed(self, source: str) -> None:
         events: list[RawEvent]
         if source == "inherit":
-            events = list(self.h.log)
+            events = list(self.loop.log)
         elif source.startswith("fresh"):
             turns = int(source.split(":")[1])
             events = realistic_session(turns, calls_per_step=turns - 1).events
         else:
             events = []
         self.exchange_ok("seed", events=events)
-        self.take_over(self.model.state)
+        self.take_over(self.oracle.state)

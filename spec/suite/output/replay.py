@@ -12,11 +12,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sessionlog_spec.protocol.messages import InProcessPort, Port, PortFault
+from sessionlog_spec.protocol.messages import Port, PortFault
 from sessionlog_spec.suite.agreement import Mismatch, compare
 from sessionlog_spec.suite.exchange import Answer, answer_json
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.output.cases import transcript_of
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 
 QUOTE_LIMIT = 2000
 """Longest request quoted in a replay report; whole logs can be long."""

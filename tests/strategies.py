@@ -1,18 +1,24 @@
-"""Hypothesis strategies: realistic valid sessions, v0 logs, headers, and hostile candidates.
+"""Hypothesis strategies of the property tests: realistic valid sessions, v0 logs, headers, hostile candidates.
 
 The session strategies play the harness through :class:`~sessionlog_spec.suite.agent.builder.SessionBuilder`: at every
 point they look at what the log allows next (open a turn, ask for tool calls, start and answer
 them, compact a legal range, rewrite a tool result, write a header snapshot, log an ignorable
 event, …), draw one of those actions, and commit it through the model.  So every generated session
 is valid by construction, a prefix of it is a session *cut* at an arbitrary point (open turn, open
-step, pending calls), and shrinking removes actions rather than breaking the log.
+step, pending calls), and shrinking removes actions rather than breaking the log.  The actions are
+the conformance suite's own (:mod:`sessionlog_spec.suite.agent.actions`), built with open-ended
+values (:data:`VALUES`) where the suite draws from small fixed pools.
 
 The candidate strategies go the other way: arbitrary JSON-ish values, envelopes with drawn members,
 and valid next events with one member mutated, for checking that whatever is refused changes
 nothing.
 
-:func:`property_settings` is the Hypothesis profile the property tests use; ``HYPOTHESIS_PROFILE``
-selects a deeper one (``dev``, ``nightly``) or any profile registered elsewhere.
+:func:`property_settings` is the Hypothesis settings the property tests use: the example budget of
+the profile ``HYPOTHESIS_PROFILE`` names (``ci``, ``dev`` or ``nightly``, see
+:data:`sessionlog_spec.suite.profiles.PROFILES`; default ``ci``).
+
+The tests import this module as ``strategies`` (``tests/`` is on pytest's ``pythonpath`` and on
+mypy's ``mypy_path``); nothing of the installed package depends on it.
 """
 
 from __future__ import annotations
@@ -29,38 +35,42 @@ from hypothesis import strategies as st
 from sessionlog_spec.model.event import KNOWN_EVENT_TYPES
 from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, JsonObject, as_object, freeze
 from sessionlog_spec.model.legacy import StoredLog
-from sessionlog_spec.model.repair import scan_open_tail
-from sessionlog_spec.model.trace import ABORT_CAUSES, TOOL_NOT_STARTED
-from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, text_block
+from sessionlog_spec.suite.agent.actions import (
+    LOG_ONLY_TYPES,
+    TOOL_NAMES,
+    TURN_END_REASONS,
+    UNKNOWN_TYPE_NAMES,
+    WORDS,
+    ActionValues,
+    applicable_actions,
+    build_action,
+    drawn,
+    fixed,
+    open_calls,
+)
+from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, text_block
+from sessionlog_spec.suite.profiles import PROFILES
 
 # -- settings ---------------------------------------------------------------------------------
 
 PROFILE_ENV = "HYPOTHESIS_PROFILE"
-_PROFILES: dict[str, dict[str, Any]] = {
-    # CI: the whole property suite in well under a minute on two cores.
-    "sessionlog-ci": {"max_examples": 50},
-    "sessionlog-dev": {"max_examples": 300},
-    "sessionlog-nightly": {"max_examples": 2000},
-}
-_ALIASES = {"ci": "sessionlog-ci", "default": "sessionlog-ci", "dev": "sessionlog-dev", "nightly": "sessionlog-nightly"}
-for _name, _options in _PROFILES.items():
-    settings.register_profile(
-        _name,
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-        **_options,
-    )
+"""Environment variable naming the profile (``ci``, ``dev`` or ``nightly``) whose ``property_examples`` the tests run."""
 
 
 def property_settings(scale: float = 1.0) -> settings:
-    """The settings for a property test: the profile named by ``HYPOTHESIS_PROFILE`` (default ``ci``).
+    """The settings for a property test: ``property_examples`` of the profile ``HYPOTHESIS_PROFILE`` names (default ``ci``).
 
     ``scale`` shrinks or grows the example count for a test that is much cheaper or dearer than
     the others, so every profile keeps its overall budget.
     """
-    name = os.environ.get(PROFILE_ENV, "ci")
-    profile = settings.get_profile(_ALIASES.get(name, name))
-    return settings(profile, max_examples=max(1, round(profile.max_examples * scale)))
+    name = os.environ.get(PROFILE_ENV) or "ci"
+    if name not in PROFILES:
+        raise ValueError(f"{PROFILE_ENV}={name!r}: expected one of {', '.join(sorted(PROFILES))}")
+    return settings(
+        max_examples=max(1, round(PROFILES[name].property_examples * scale)),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
 
 
 # -- JSON values ------------------------------------------------------------------------------
@@ -68,7 +78,6 @@ def property_settings(scale: float = 1.0) -> settings:
 SAFE_INTEGERS = st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 """Short text, including non-ASCII and control characters, never lone surrogates."""
-WORDS = st.text("abcdefghij klmnopé→", min_size=1, max_size=10)
 
 
 def _lossless_float(x: float) -> bool:
@@ -128,7 +137,6 @@ def raw_json(max_leaves: int = 8) -> st.SearchStrategy[object]:
 # -- request headers --------------------------------------------------------------------------
 
 MODELS = st.sampled_from([("deepseek", "deepseek-chat"), ("deepseek", "deepseek-reasoner"), ("openai", "gpt-5")])
-TOOL_NAMES = ("read_file", "write_file", "bash", "grep")
 
 
 @st.composite
@@ -179,38 +187,23 @@ def _freeze_object(value: Mapping[str, Any]) -> JsonObject:
 
 # -- sessions ---------------------------------------------------------------------------------
 
-TURN_END_REASONS: st.SearchStrategy[dict[str, Any]] = st.one_of(
-    st.sampled_from([{"kind": k} for k in ("completed", "blocked", "max-tokens", "interrupted")]),
-    st.sampled_from(sorted(ABORT_CAUSES)).map(lambda cause: {"kind": "aborted", "reason": {"kind": cause}}),
-    st.builds(
-        lambda message, code: {"kind": "error", "error": {"message": message, "code": code}},
-        WORDS,
-        st.sampled_from(["PROVIDER_ERROR", "RATE_LIMITED", "UNKNOWN"]),
-    ),
-)
-"""Every v1 turn-end reason kind, with its required facts."""
-
-LOG_ONLY_TYPES = (
-    "session/title",
-    "llm/retry",
-    "approval/asked",
-    "approval/decided",
-    "goal/change",
-    "hook/invoked",
-    "compaction/start",
-    "compaction/end",
-    "compaction/summary",
-    "plan/mode",
-    "model/selection",
-    "feedback/record",
-)
-"""Known types without payload rules that may appear anywhere."""
-TURN_ONLY_TYPES = ("todo/write", "request/context")
-UNKNOWN_TYPE_NAMES = ("x-future/thing", "vendor/telemetry", "agent/mood", "tool/progress")
-"""Types outside the v1 vocabulary (they must carry ``ignorable: true``)."""
 UNKNOWN_TYPES = st.sampled_from(UNKNOWN_TYPE_NAMES)
-assert not {*LOG_ONLY_TYPES, *TURN_ONLY_TYPES} - KNOWN_EVENT_TYPES
-assert not set(UNKNOWN_TYPE_NAMES) & KNOWN_EVENT_TYPES
+
+VALUES = ActionValues(
+    text=drawn(TEXT),
+    reasoning=drawn(WORDS),
+    tool_name=drawn(st.sampled_from(TOOL_NAMES)),
+    tool_arguments=fixed("{}"),
+    usage=lambda draw: {"inputTokens": draw(st.integers(0, 10_000)), "outputTokens": draw(st.integers(0, 4_000))},
+    duration_ms=drawn(st.integers(0, 60_000)),
+    turn_end_reason=drawn(TURN_END_REASONS),
+    header=drawn(headers(canonical=True)),
+    summary=drawn(WORDS),
+    rewrite_text=drawn(TEXT),
+    payload=drawn(json_values(6)),
+    turn_payload=drawn(json_objects()),
+)
+"""The property tests' values for :func:`~sessionlog_spec.suite.agent.actions.build_action`: open-ended strategies."""
 
 
 class DrawnSession(SessionBuilder):
@@ -220,120 +213,12 @@ class DrawnSession(SessionBuilder):
         return f"DrawnSession(events={self.events!r})"
 
 
-def _open_calls(builder: SessionBuilder) -> tuple[list[str], list[str]]:
-    """Calls asked for in the open step: ``(not yet started, started and unanswered)``."""
-    trace = builder.state.trace
-    if trace.open_step is None:
-        return [], []
-    pending = scan_open_tail(builder.state.events).pending
-    unstarted = [p.call_id for p in pending if p.call_seq is None]
-    started = [p.call_id for p in pending if p.call_seq is not None and p.call_id in trace.step_calls]
-    return unstarted, started
-
-
-def applicable_actions(builder: SessionBuilder, unknown_types: bool = True) -> list[str]:
-    """The actions the log allows next, repeated by how often a harness takes them.
-
-    ``unknown_types`` allows ignorable events of types outside the vocabulary (a v0 log may not
-    hold them).
-    """
-    trace = builder.state.trace
-    actions = ["user_message", "log_only"] + (["ignorable"] if unknown_types else [])
-    if builder.legal_ranges():
-        actions += ["compaction"] * 2
-    if trace.open_turn is None:
-        actions += ["turn_start"] * 6
-        return actions
-    actions += ["request_header", "turn_only"]
-    if builder.tool_result_seqs():
-        actions.append("rewrite")
-    if trace.open_step is None:
-        actions += ["step_start"] * 6 + ["turn_end"] * 4
-        return actions
-    unstarted, started = _open_calls(builder)
-    actions += ["assistant_message"] * 5 + ["chunk"] + ["step_end"] * (1 if unstarted or started else 4)
-    if unstarted:
-        actions += ["tool_call"] * 6 + ["not_started_result"]
-    if started:
-        actions += ["tool_result"] * 6
-    return actions
-
-
-def _assistant_data(draw: st.DrawFn, builder: SessionBuilder) -> dict[str, Any]:
-    trace = builder.state.trace
-    content: list[dict[str, Any]] = []
-    if draw(st.booleans()):
-        content.append({"type": "reasoning", "text": draw(WORDS)})
-    if draw(st.booleans()):
-        content.append(text_block(draw(TEXT)))
-    calls = draw(st.integers(0, 3))
-    content += [
-        {"type": "tool-call", "id": f"call-{builder.next_seq}-{i}", "name": draw(st.sampled_from(TOOL_NAMES)), "arguments": "{}"}
-        for i in range(calls)
-    ]
-    message = {
-        "id": f"assistant-{builder.next_seq}",
-        "role": "assistant",
-        "content": content,
-        "source": {"kind": "model", **PROVIDER},
-    }
-    data: dict[str, Any] = {"turn": trace.open_turn, "step": trace.open_step, "message": message}
-    if draw(st.booleans()):
-        data["usage"] = {"inputTokens": draw(st.integers(0, 10_000)), "outputTokens": draw(st.integers(0, 4_000))}
-    if not calls and draw(st.integers(0, 5)) == 0:
-        data["interrupted"] = True
-    return data
-
-
 def perform(draw: st.DrawFn, builder: SessionBuilder, action: str, commit: bool = True) -> RawEvent:
-    """Build the event for ``action`` (see :func:`applicable_actions`), committing it unless told not to."""
-    trace = builder.state.trace
-    if action == "turn_start":
-        return builder.turn_start(commit)
-    if action == "turn_end":
-        return builder.turn_end(draw(TURN_END_REASONS), commit)
-    if action == "step_start":
-        return builder.step_start(commit)
-    if action == "step_end":
-        return builder.step_end(commit)
-    if action == "user_message":
-        return builder.user_message(draw(TEXT), commit)
-    if action == "assistant_message":
-        return builder.event("assistant/message", _assistant_data(draw, builder), commit, surfaceOp="append")
-    if action == "chunk":
-        return builder.chunk(draw(TEXT), commit)
-    if action == "tool_call":
-        return builder.tool_call(draw(st.sampled_from(_open_calls(builder)[0])), commit)
-    if action == "tool_result":
-        call_id = draw(st.sampled_from(_open_calls(builder)[1]))
-        data = builder.tool_result_data(call_id, draw(TEXT), is_error=draw(st.booleans()))
-        if data["message"]["content"][0]["isError"] and draw(st.booleans()):
-            data["error"] = {"name": "ToolError", "code": "TOOL_FAILED"}
-        if draw(st.integers(0, 3)) == 0:
-            data["meta"] = {"durationMs": draw(st.integers(0, 60_000))}
-        return builder.event("tool/result", data, commit, surfaceOp="append")
-    if action == "not_started_result":
-        call_id = draw(st.sampled_from(_open_calls(builder)[0]))
-        data = builder.tool_result_data(call_id, "The tool call never started.", is_error=True)
-        data["error"] = {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
-        return builder.event("tool/result", data, commit, surfaceOp="append")
-    if action == "request_header":
-        reason = draw(st.sampled_from(["initial", "resume", "change", "series"]))
-        return builder.request_header(draw(headers(canonical=True)), reason, draw(st.booleans()), commit)
-    if action == "compaction":
-        start, end = draw(st.sampled_from(builder.legal_ranges()))
-        return builder.compaction(start, end, draw(WORDS), commit)
-    if action == "rewrite":
-        return builder.rewrite_tool_result(draw(st.sampled_from(builder.tool_result_seqs())), draw(TEXT), commit)
-    if action == "log_only":
-        envelope = {"ignorable": True} if draw(st.integers(0, 4)) == 0 else {}
-        return builder.event(draw(st.sampled_from(LOG_ONLY_TYPES)), draw(json_values(6)), commit, **envelope)
-    if action == "turn_only":
-        assert trace.open_turn is not None
-        return builder.event(draw(st.sampled_from(TURN_ONLY_TYPES)), draw(json_objects()), commit)
-    if action == "ignorable":
-        return builder.event(draw(UNKNOWN_TYPES), draw(json_values(6)), commit, ignorable=True)
-    raise ValueError(f"unknown action {action!r}")
+    """Build the event for ``action`` (see :func:`applicable_actions`) with :data:`VALUES`, committing it unless told not to."""
+    raw = build_action(draw, builder, action, VALUES)
+    if commit:
+        builder.commit(raw)
+    return raw
 
 
 def drive(draw: st.DrawFn, builder: SessionBuilder, steps: int, unknown_types: bool = True) -> SessionBuilder:
@@ -345,10 +230,10 @@ def drive(draw: st.DrawFn, builder: SessionBuilder, steps: int, unknown_types: b
 
 def close(builder: SessionBuilder) -> SessionBuilder:
     """Finish cleanly the way a harness does: start and answer pending calls, end the step and the turn."""
-    unstarted, _ = _open_calls(builder)
+    unstarted, _ = open_calls(builder)
     for call_id in unstarted:
         builder.tool_call(call_id)
-    for call_id in _open_calls(builder)[1]:
+    for call_id in open_calls(builder)[1]:
         builder.tool_result(call_id)
     if builder.state.trace.open_step is not None:
         builder.step_end()
@@ -377,7 +262,7 @@ def sessions(
 def next_events(draw: st.DrawFn, builder: SessionBuilder) -> RawEvent:
     """A valid next event for ``builder``'s log, not committed."""
     probe = copy.copy(builder)  # the state is immutable; only the counters move
-    return perform(draw, probe, draw(st.sampled_from(applicable_actions(probe))), commit=False)
+    return build_action(draw, probe, draw(st.sampled_from(applicable_actions(probe))), VALUES)
 
 
 # -- hostile candidates -----------------------------------------------------------------------
