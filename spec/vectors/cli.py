@@ -92,7 +92,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     target = args.driver if args.driver is not None else args.port
     if target is None:
-        print("no port to check: give --driver 'CMD' (a sessionlog-driver/1 program) or --port python|model|'CMD'", file=sys.stderr)
+        print("no port to check: give --driver 'CMD' (a sessionlog-driver/1 program) or --port python|model|'CMD'",
+              file=sys.stderr)
         return 2
     try:
         port = port_for(target, timeout=args.timeout)

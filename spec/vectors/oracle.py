@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionlog_spec.protocol.messages import GROUPS, OPS_BY_GROUP, PROTOCOL_CODES, InProcessPort, Ok
+from sessionlog_spec.protocol.messages import GROUPS, OPS_BY_GROUP, PROTOCOL_CODES, Ok
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.protocol.schema import validate_request
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.vectors.format import Case, Draft, Step, dumps_value
 from sessionlog_spec.vectors.realistic import expand_step
 

@@ -54,7 +54,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     root = tmp_path_factory.mktemp("installed")
     dist = root / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(CHECKOUT), str(CHECKOUT / "ports" / "python")],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, CHECKOUT, CHECKOUT / "ports/python"],
         check=True,
         cwd=root,
         capture_output=True,
@@ -82,7 +82,9 @@ def test_the_wheel_installs_one_import_package_and_no_generic_name(installed: In
     )
     tops = json.loads(installed.run(installed.python, "-c", probe, check=True).stdout)
     assert tops == ["sessionlog_spec"]
-    located = installed.run(installed.python, "-c", "import sessionlog_spec, seqlog; print(sessionlog_spec.__file__, seqlog.__file__)")
+    imports = "import sessionlog_spec, seqlog; print(sessionlog_spec.__file__, seqlog.__file__)"
+    located = installed.run(installed.python, "-c", imports)
+    # Both come from the environment, not from this checkout.
     assert located.returncode == 0, located.stderr
     assert str(CHECKOUT) not in located.stdout
 
@@ -100,7 +102,8 @@ def test_check_without_a_port_fails_and_says_what_to_give(installed: Installed) 
 
 
 def test_the_python_port_extra_checks_seqlog(installed: Installed) -> None:
-    done = installed.run(installed.bin / "sessionlog-check", "check", "--port", "python", "--profile", "dev", "--only", "session", "--quiet")
+    check = installed.bin / "sessionlog-check"
+    done = installed.run(check, "check", "--port", "python", "--profile", "dev", "--only", "session", "--quiet")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 

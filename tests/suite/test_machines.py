@@ -10,7 +10,6 @@ from conformance_helpers import MODEL_DRIVER
 from hypothesis.stateful import precondition, rule
 
 from sessionlog_spec.protocol.messages import GROUPS
-from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.registry import BY_ID
 from sessionlog_spec.suite.agent.builder import realistic_session
@@ -18,6 +17,7 @@ from sessionlog_spec.suite.agent.candidates import MUTATIONS
 from sessionlog_spec.suite.coverage import never_exercised
 from sessionlog_spec.suite.machines import MACHINES, ConformanceMachine
 from sessionlog_spec.suite.oracle import Oracle
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
 from sessionlog_spec.suite.profiles import PROFILES
 from sessionlog_spec.suite.rule_table import CODE_OWNERS, OP_INVARIANTS, STEP_INVARIANTS

@@ -23,9 +23,9 @@ import pytest
 from sessionlog_spec.model.session import seed_session
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.messages import Ok, Port, Refused, Reply
-from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -273,11 +273,11 @@ def test_divergence_series_reason_is_unknown_to_upstream_seeds(upstream: Port, m
 
 
 def test_divergence_catalogue_is_unchanged() -> None:
-    """Every question of ``ports/dsh-session/divergences.py`` still gets the verdict recorded in
+    """Every question of ``tools/dsh_upstream/divergences.py`` still gets the verdict recorded in
     ``docs/conformance/dsh-session-divergences.json``: a divergence that closes or opens fails here."""
     catalogue = ROOT / "docs" / "conformance" / "dsh-session-divergences.json"
     run = subprocess.run(
-        [sys.executable, str(PORT_DIR / "divergences.py"), "--check", str(catalogue)],
+        [sys.executable, "-m", "dsh_upstream.divergences", "--check", str(catalogue)],
         capture_output=True,
         text=True,
         timeout=600,

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from sessionlog_spec.protocol.messages import Ok, Port, Refused, Reply
-from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session
 from sessionlog_spec.suite.agent.candidates import Mutation
 from sessionlog_spec.suite.agreement import Mismatch, compare
@@ -40,6 +39,7 @@ from sessionlog_spec.suite.machines.pure import RepairMachine, SurfaceMachine
 from sessionlog_spec.suite.machines.session import SessionMachine
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.output.cases import case_json
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
 from sessionlog_spec.suite.rule_table import CODE_OWNERS
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from hypothesis.strategies import DrawFn
 
-from sessionlog_spec.model.header import InstanceFacts, decide_request_header
 from sessionlog_spec.model.json_value import as_object, freeze
 from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.protocol.model_driver import decision_result
 from sessionlog_spec.suite.agent.actions import applicable_actions, build_action
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
 
@@ -164,15 +164,10 @@ class AgentLoop:
 
     def model_decision(self, begins_series: bool) -> dict[str, Any] | None:
         """The writer decision the model takes for the next request (the oracle's answer)."""
-        facts = self.facts(begins_series)
         assembled = as_object(freeze(self.assembled()))
         assert assembled is not None
-        decision = decide_request_header(
-            self.state.header,
-            assembled,
-            InstanceFacts(facts["first_request"], facts["begins_series"], facts["replaced_since_last_request"]),
-        )
-        return None if decision is None else {"reason": decision.reason.value, "startsSeries": decision.starts_series}
+        decision: dict[str, Any] | None = decision_result(self.state.header, assembled, self.facts(begins_series))["decision"]
+        return decision
 
     def header_event(self, decision: dict[str, Any]) -> RawEvent:
         """The ``request/header`` event a writer decision asks for, not committed."""

@@ -140,7 +140,8 @@ class HeaderMachine(AgentMachine):
             self.retitle("request_with_bad_header")
             how = data.draw(st.sampled_from(BAD_HEADERS), label="broken as")
             facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
-            self.exchange("header_decision", events=list(self.loop.log), header=broken(self.loop.assembled(), how), instance=facts)
+            header = broken(self.loop.assembled(), how)
+            self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
             return
         self.retitle("fold_headers")
         events: list[Any] = list(self.loop.log)
