@@ -31,7 +31,14 @@ from sessionlog_spec.registry import BY_ID
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT_FORMAT = "killrate-report/1"
-SNAPSHOT = {"model": "model", "spec": "spec", "killrate": "killrate", "seqlog": "ports/python/seqlog"}
+SNAPSHOT = {
+    "spec": ("spec", "sessionlog_spec"),
+    "model": ("model", "sessionlog_spec/model"),
+    "killrate": ("tools/killrate", "killrate"),
+    "seqlog": ("ports/python/seqlog", "ports/python/seqlog"),
+}
+"""What a run depends on: its folder in the checkout, and where the snapshot holds it under its import name
+(``spec/`` is the package ``sessionlog_spec`` and ``model/`` its sub-package, so ``spec`` is copied first)."""
 """What a run freezes at its start (name → path under the repository): the oracle, the suite, the mutants, the port."""
 KILLED, SURVIVED, SOMETIMES, ERROR, PASSED = "killed", "survived", "sometimes", "error", "passed"
 
@@ -145,10 +152,10 @@ def _digest(root: Path) -> str:
 def freeze_sources(config: RunConfig) -> dict[str, str]:
     """Copy what the run depends on into the snapshot (when enabled); the content hash of each part."""
     digests = {}
-    for name, relative in SNAPSHOT.items():
+    for name, (relative, imported) in SNAPSHOT.items():
         source = ROOT / relative
         if config.snapshot:
-            target = config.source_root / relative
+            target = config.source_root / imported
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             source = target
@@ -163,7 +170,7 @@ def git_revision() -> str:
         return done.stdout.strip()
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--", *SNAPSHOT.values())
+    dirty = git("status", "--porcelain", "--", *(relative for relative, _ in SNAPSHOT.values()))
     return head + ("+dirty" if dirty else "")
 
 
