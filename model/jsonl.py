@@ -1,9 +1,12 @@
-"""The JSONL codec, as pure functions over text.
+"""The JSONL codec, as pure functions over text: the stored form as the released reader reads it.
 
-A stored log is a header line ``{"type": "session", "version": 1, "id", "createdAt", …}`` followed by
-one event per line, each line ending in ``\\n``.  Reading is strict: a final segment without its
-newline is a torn write and is dropped; any other malformed line refuses the whole log, naming the
-line.  Nothing is half-read.
+A stored log is a header line ``{"type": "session", "version", "id", "createdAt", "delegationDepth",
+…}`` followed by rows, one per line (:mod:`.rows`: an event, or a packed run of chunks).  The design
+note says nothing about the physical form, so the released reader decides it (the rule of
+authority in ``invariants.md``): a torn final line is dropped; so is the first *faulty* row
+(unparsable, malformed, or off the seq sequence) with everything after it, unless that row or a
+later one is a ``turn/end``, which proves the damaged region was committed and refuses the log,
+naming the faulty line.  See ``docs/conformance/on-disk-format.md``.
 """
 
 from __future__ import annotations
@@ -17,117 +20,197 @@ from sessionlog_spec.model.json_value import (
     JsonObject,
     as_int,
     freeze,
-    is_nonempty_string,
     is_safe_natural,
     lossless_problem,
     thaw,
 )
+from sessionlog_spec.model.rows import Record, is_number, pack_chunk_runs, row_events
 from sessionlog_spec.model.violation import Code, Violation
 
 FORMAT_VERSION = 1
 LEGACY_VERSION = 0
-HEADER_LINE_KEYS = frozenset(
-    {"type", "version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth", "agentPreset"}
-)
+READABLE_VERSIONS = frozenset({LEGACY_VERSION, FORMAT_VERSION})
+HEADER_LINE_REQUIRED = ("type", "version", "id", "createdAt", "delegationDepth")
+HEADER_LINE_OPTIONAL = ("cwd", "parentSession", "seedLength", "origin", "agentPreset")
+HEADER_LINE_KEYS = frozenset(HEADER_LINE_REQUIRED + HEADER_LINE_OPTIONAL)
+_DIGITS_AS_FLOAT = 400
+"""Integer literals longer than this are read as floats, as ``JSON.parse`` reads every number:
+the verdict on a huge integer must not depend on the interpreter's integer-string limit."""
 
 
 @dataclass(frozen=True, slots=True)
 class DecodedLog:
-    """The lines of a stored log: its header, its raw events, and whether a torn tail was dropped."""
+    """The rows of a stored log that a reader keeps: its header line and its raw events."""
 
     header: JsonObject
     events: tuple[Mapping[str, object], ...]
-    """Parsed but not yet validated: the session fold decodes and checks each one."""
+    """Parsed and expanded from rows but not yet validated: the session fold checks each one."""
+    lines: tuple[int, ...]
+    """The line each event was read from (a packed row gives several events the same line)."""
     dropped_torn_tail: bool
+    """A final segment without its newline was dropped."""
+    dropped_from_line: int | None = None
+    """The first faulty row, dropped with everything after it (no later ``turn/end`` committed it)."""
 
-
-class _LineError(ValueError):
-    pass
+    @property
+    def dropped_anything(self) -> bool:
+        """Whether the reader left out any text: a torn tail or an uncommitted damaged suffix."""
+        return self.dropped_torn_tail or self.dropped_from_line is not None
 
 
 def _reject_constant(name: str) -> object:
-    raise _LineError(f"non-JSON constant {name}")
+    raise ValueError(f"non-JSON constant {name}")
 
 
-def _unique_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    obj: dict[str, object] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise _LineError(f"duplicate key {key!r}")
-        obj[key] = value
-    return obj
+def _parse_int(digits: str) -> int | float:
+    if digits == "-0":
+        return -0.0  # JSON.parse reads -0 as negative zero, which no count or integer accepts
+    if len(digits) > _DIGITS_AS_FLOAT:
+        return float(digits)
+    return int(digits)
+
+
+def parse_json(line: str) -> object | str:
+    """A line parsed as ``JSON.parse`` parses it, or what is wrong with it.
+
+    JSON whitespace (space, tab, CR, LF) may surround the value, so a CRLF line is read; a
+    byte-order mark, ``NaN`` and ``Infinity`` are not JSON; a repeated key keeps its last value.
+    """
+    try:
+        return json.loads(line, parse_constant=_reject_constant, parse_int=_parse_int)
+    except (ValueError, RecursionError) as error:
+        return f"is not valid JSON ({error})"
 
 
 def parse_line(line: str) -> Mapping[str, object] | str:
-    """A line parsed as one JSON object, or what is wrong with it.
-
-    Strict: no byte-order mark, no carriage return, no NaN/Infinity, no duplicate keys.
-    """
-    if line.startswith("\ufeff"):
-        return "starts with a byte-order mark"
-    if "\r" in line:
-        return "contains a carriage return (CRLF line endings are not allowed)"
-    try:
-        value = json.loads(line, object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as error:
-        return f"is not valid JSON ({error})"
+    """A line parsed as one JSON object, or what is wrong with it."""
+    value = parse_json(line)
+    if isinstance(value, str):
+        return value
     if not isinstance(value, dict):
         return "is not a JSON object"
     return value
 
 
 def header_line_problem(header: Mapping[str, object]) -> Violation | None:
-    """INV-JSONL-1: the header line names the session and its format version."""
+    """INV-JSONL-1, INV-JSONL-7: the header line, exactly as the released physical codec reads it.
+
+    The version is looked at first: a log of another format need not satisfy this one's shape.
+    """
+    version = header.get("version")
+    if is_safe_natural(version) and as_int(version) not in READABLE_VERSIONS:
+        return Violation(Code.FORMAT_VERSION_UNSUPPORTED, f"line 1: format version {version} is not supported")
     problems = []
+    unexpected = [key for key in header if key not in HEADER_LINE_KEYS]
+    if unexpected:
+        problems.append(f"unexpected member(s) {unexpected}")
+    missing = [key for key in HEADER_LINE_REQUIRED if key not in header]
+    if missing:
+        problems.append(f"missing member(s) {missing}")
     if header.get("type") != "session":
         problems.append('type must be "session"')
-    extra = sorted(set(header) - HEADER_LINE_KEYS)
-    if extra:
-        problems.append(f"unknown member(s) {extra}")
-    if not is_safe_natural(header.get("version")):
+    if "version" in header and not is_safe_natural(version):
         problems.append("version must be a non-negative integer")
-    if not is_nonempty_string(header.get("id")):
-        problems.append("id must be a non-empty string")
-    if not is_safe_natural(header.get("createdAt")):
-        problems.append("createdAt must be a non-negative safe integer")
-    cwd = header.get("cwd")
-    if cwd is not None and not (isinstance(cwd, str) and cwd.startswith("/")):
-        problems.append("cwd must be an absolute path")
-    for key in ("seedLength", "delegationDepth"):
+    if "id" in header and not isinstance(header["id"], str):
+        problems.append("id must be a string")
+    for key in ("createdAt", "delegationDepth", "seedLength"):
         if key in header and not is_safe_natural(header[key]):
-            problems.append(f"{key} must be a non-negative integer")
-    for key in ("parentSession", "agentPreset"):
-        if key in header and not is_nonempty_string(header[key]):
-            problems.append(f"{key} must be a non-empty string")
+            problems.append(f"{key} must be a non-negative safe integer")
+    for key in ("cwd", "parentSession", "agentPreset"):
+        if key in header and not isinstance(header[key], str):
+            problems.append(f"{key} must be a string")
+    cwd = header.get("cwd")
+    if isinstance(cwd, str) and not cwd.startswith("/"):
+        problems.append("cwd must be an absolute path")
     if "origin" in header and header["origin"] != "subagent":
         problems.append('origin must be "subagent"')
-    if lossless_problem(header) is not None:
+    if not problems and lossless_problem(header) is not None:
         problems.append("is not lossless JSON")
     if problems:
         return Violation(Code.JSONL_HEADER_INVALID, "line 1: session header " + "; ".join(problems))
     return None
 
 
+def _is_turn_end(events: tuple[Record, ...]) -> bool:
+    return any(event.get("type") == "turn/end" for event in events)
+
+
+@dataclass(slots=True)
+class RowScanner:
+    """The released reader's row loop, one complete line at a time.
+
+    Keeps the committed prefix (contiguous from seq 0); remembers the first faulty row and drops
+    everything from it on, unless a ``turn/end`` at or after it proves the region committed.
+    Iterative and line-local, so a reader can feed it from a stream in bounded memory.
+    """
+
+    events: list[Record]
+    lines: list[int]
+    issue: Violation | None = None
+    issue_line: int | None = None
+
+    def feed(self, number: int, line: str) -> Violation | None:
+        """Read line ``number``; the refusal of the whole log, or ``None`` to go on."""
+        parsed = parse_json(line)
+        decoded = parsed if isinstance(parsed, str) else row_events(parsed)
+        if isinstance(decoded, str):
+            if self.issue is None:
+                self.issue = Violation(Code.JSONL_MALFORMED_LINE, f"line {number} {decoded}")
+                self.issue_line = number
+            return None
+        if self.issue is not None:
+            return self._committed(number) if _is_turn_end(decoded) else None
+        first_seq = decoded[0].get("seq")
+        expected = len(self.events)
+        if not (is_number(first_seq) and first_seq == expected):
+            self.issue = Violation(
+                Code.SEQ_NOT_CONTIGUOUS, f"line {number}: seq {first_seq!r} is not contiguous; expected {expected}"
+            )
+            self.issue_line = number
+            return self._committed(number) if _is_turn_end(decoded) else None
+        self.events.extend(decoded)
+        self.lines.extend([number] * len(decoded))
+        return None
+
+    def _committed(self, number: int) -> Violation:
+        assert self.issue is not None
+        return Violation(self.issue.code, f"{self.issue.message} (the turn/end at line {number} proves it was committed)")
+
+
 def decode_jsonl(text: str) -> DecodedLog | Violation:
-    """INV-JSONL-1, INV-JSONL-3, INV-JSONL-4: split and parse a stored log, dropping only a torn tail."""
+    """INV-JSONL-1, INV-JSONL-3..5, INV-JSONL-9..10: the header line and the rows a reader keeps."""
     segments = text.split("\n")
     torn = segments.pop()  # the text after the last newline: empty, or a torn write
     if not segments:
         return Violation(Code.JSONL_HEADER_MISSING, "log has no complete header line")
-    parsed: list[Mapping[str, object]] = []
-    for number, line in enumerate(segments, start=1):
-        value = parse_line(line)
-        if isinstance(value, str):
-            return Violation(Code.JSONL_MALFORMED_LINE, f"line {number} {value}")
-        parsed.append(value)
-    header, events = parsed[0], parsed[1:]
+    header = parse_line(segments[0])
+    if isinstance(header, str):
+        return Violation(Code.JSONL_MALFORMED_LINE, f"line 1 {header}")
     problem = header_line_problem(header)
     if problem is not None:
         return problem
+    scanner = RowScanner([], [])
+    for number, line in enumerate(segments[1:], start=2):
+        refused = scanner.feed(number, line)
+        if refused is not None:
+            return refused
+    return finish_decoded(header, scanner, torn != "")
+
+
+def finish_decoded(header: Mapping[str, object], scanner: RowScanner, torn: bool) -> DecodedLog | Violation:
+    """The decoded log once every line was fed: the declared seed must lie within what was read."""
+    seed_length = as_int(header.get("seedLength"))
+    if seed_length is not None and seed_length > len(scanner.events):
+        return Violation(
+            Code.JSONL_HEADER_INVALID,
+            f"line 1: session header seedLength {seed_length} exceeds the {len(scanner.events)} events read",
+        )
     return DecodedLog(
         header=_frozen_object(header),
-        events=tuple(events),
-        dropped_torn_tail=torn != "",
+        events=tuple(scanner.events),
+        lines=tuple(scanner.lines),
+        dropped_torn_tail=torn,
+        dropped_from_line=scanner.issue_line,
     )
 
 
@@ -142,9 +225,15 @@ def encode_line(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def encode_jsonl(header: JsonObject, events: Sequence[Event]) -> str:
-    """INV-JSONL-2: the stored form of a log; :func:`decode_jsonl` reads it back exactly."""
-    lines = [encode_line(thaw(header)), *(encode_line(encode_event(e)) for e in events)]
+def encode_jsonl(header: JsonObject, events: Sequence[Event], packed: bool = False) -> str:
+    """INV-JSONL-2: the stored form of a log; :func:`decode_jsonl` reads it back exactly.
+
+    ``packed`` writes runs of chunks as packed rows, as upstream's writer does by default.
+    """
+    records: Sequence[Record] = [encode_event(e) for e in events]
+    if packed:
+        records = pack_chunk_runs(records)
+    lines = [encode_line(thaw(header)), *(encode_line(r) for r in records)]
     return "".join(line + "\n" for line in lines)
 
 

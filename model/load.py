@@ -11,11 +11,30 @@ from dataclasses import dataclass
 
 from sessionlog_spec.model.event import Event
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze
-from sessionlog_spec.model.jsonl import FORMAT_VERSION, LEGACY_VERSION, decode_jsonl, encode_jsonl, version_of
+from sessionlog_spec.model.jsonl import (
+    FORMAT_VERSION,
+    LEGACY_VERSION,
+    DecodedLog,
+    decode_jsonl,
+    encode_jsonl,
+    version_of,
+)
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.model.session import SessionState, append_event, fold_session
-from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.model.violation import Violation
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLog:
+    """A stored log as a reader keeps it: the v1 header line and the validated v1 events."""
+
+    header: JsonObject
+    """The v1 header line (a v0 log's header after the edge)."""
+    state: SessionState
+    """The session the events build, before any repair."""
+    decoded: DecodedLog
+    """What the codec read: which lines the events came from and what it dropped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,35 +46,44 @@ class LoadedSession:
     state: SessionState
     """The session, closers included."""
     dropped_torn_tail: bool
+    """The reader dropped text: a torn final line, or an uncommitted damaged suffix."""
     closers: tuple[Event, ...]
     """The repair events appended to close a crash-orphaned turn (empty when the log was closed)."""
 
 
-def load_session(text: str) -> LoadedSession | Violation:
-    """INV-JSONL-1..7, INV-REPAIR-5: read a stored log as a v1 session, closing an open tail turn."""
+def read_log(text: str) -> ReadLog | Violation:
+    """INV-JSONL-1..7, INV-JSONL-9..10: read a stored log as v1 events, with no repair."""
     decoded = decode_jsonl(text)
     if isinstance(decoded, Violation):
         return decoded
     version = version_of(decoded.header)
     header = decoded.header
     if version == FORMAT_VERSION:
-        state = fold_session(decoded.events, where="line", first=2)
-    elif version == LEGACY_VERSION:
+        state = fold_session(decoded.events, where="line", positions=decoded.lines)
+    else:
+        assert version == LEGACY_VERSION, "header_line_problem refuses every other version"
         upgraded = upgrade_v0(StoredLog(decoded.header, tuple(_frozen_events(decoded.events))))
         if isinstance(upgraded, Violation):
             return upgraded
         header = upgraded.header
         state = fold_session(upgraded.events)
-    else:
-        return Violation(Code.FORMAT_VERSION_UNSUPPORTED, f"line 1: format version {version} is not supported")
     if isinstance(state, Violation):
         return state
+    return ReadLog(header, state, decoded)
+
+
+def load_session(text: str) -> LoadedSession | Violation:
+    """INV-JSONL-1..10, INV-REPAIR-5: read a stored log as a v1 session, closing an open tail turn."""
+    read = read_log(text)
+    if isinstance(read, Violation):
+        return read
+    state = read.state
     closers = interrupted_turn_closers(state.events)
     for closer in closers:
         repaired = append_event(state, closer)
         assert not isinstance(repaired, Violation), repaired
         state = repaired
-    return LoadedSession(header, state, decoded.dropped_torn_tail, closers)
+    return LoadedSession(read.header, state, read.decoded.dropped_anything, closers)
 
 
 def _frozen_events(raws: tuple[Mapping[str, object], ...]) -> list[JsonObject]:
@@ -64,6 +92,6 @@ def _frozen_events(raws: tuple[Mapping[str, object], ...]) -> list[JsonObject]:
     return [f for f in frozen if f is not None]
 
 
-def save_session(header: JsonObject, state: SessionState) -> str:
+def save_session(header: JsonObject, state: SessionState, packed: bool = False) -> str:
     """The stored form of a session: what :func:`load_session` reads back unchanged."""
-    return encode_jsonl(header, state.events)
+    return encode_jsonl(header, state.events, packed)

@@ -140,8 +140,13 @@ def append_event(state: SessionState, raw: object) -> SessionState | Violation:
     )
 
 
-def fold_session(raws: Sequence[object], where: str = "index", first: int = 0) -> SessionState | Violation:
+def fold_session(
+    raws: Sequence[object], where: str = "index", first: int = 0, positions: Sequence[int] | None = None
+) -> SessionState | Violation:
     """Validate a complete log from seq 0; a violation names the offending ``where`` (index or line).
+
+    The position named is ``index + first``, or ``positions[index]`` when given (the line each
+    event was read from: a packed row holds several events).
 
     Equivalent to folding :func:`append_event`, but accumulates locally so a long log costs one pass.
     """
@@ -154,7 +159,7 @@ def fold_session(raws: Sequence[object], where: str = "index", first: int = 0) -
     for index, raw in enumerate(raws):
         admission = admit(nodes, LogPrefix(events, index), trace, pending, raw)
         if isinstance(admission, Violation):
-            return admission.at(f"{where} {index + first}")
+            return admission.at(f"{where} {index + first if positions is None else positions[index]}")
         events.append(admission.event)
         trace = admission.trace
         header = _header_after(header, admission.event)

@@ -420,32 +420,42 @@ INVARIANTS: tuple[Invariant, ...] = (
     # --- JSONL -------------------------------------------------------------------------------
     _inv(
         "INV-JSONL-1",
-        'A stored log starts with a complete header line `{type: "session", version, id, createdAt, …}` with only known members.',
-        "The header says which format the rest is in before anything else is read.",
+        'A stored log starts with a complete header line holding exactly `type: "session"`, `version`, a string `id`, '
+        "non-negative safe integers `createdAt` and `delegationDepth`, and optionally an absolute `cwd`, string "
+        '`parentSession` and `agentPreset`, `origin: "subagent"`, and a `seedLength` no larger than the events read.',
+        "The header says which format the rest is in before anything else is read; the members and their types are "
+        "the released codec's (`delegationDepth` is required on disk, 0 for a top-level session).",
         C.JSONL_HEADER_MISSING,
         C.JSONL_HEADER_INVALID,
     ),
     _inv(
         "INV-JSONL-2",
-        "Decoding what was encoded gives back the same header and events.",
+        "Decoding what was encoded gives back the same header and events, in either layout (one event per line, or "
+        "chunk runs packed).",
         "Save and load are inverse; nothing is lost on disk.",
     ),
     _inv(
         "INV-JSONL-3",
-        "A final segment without its newline is a torn write and is dropped; nothing else is.",
-        "A crash can only tear the last write; everything before it was complete.",
+        "A final segment without its newline is a torn write and is dropped; so are the first faulty row and every row "
+        "after it when no `turn/end` at or after it proves the damaged region committed.",
+        "The released reader's rule: a crash can only leave an uncommitted tail, and a `turn/end` is written only "
+        "after its turn was durable, so a damaged suffix without one is what a crash leaves and is dropped like a "
+        "torn write.",
     ),
     _inv(
         "INV-JSONL-4",
-        "Any complete line that is not one strict JSON object (no BOM, no CR, no duplicate keys, no "
-        "NaN/Infinity) refuses the whole log, naming the line.",
-        "Damage before the tail is corruption, not a crash; guessing past it would lose data silently.",
+        "A complete row that is not JSON as `JSON.parse` reads it (CR is whitespace, a repeated key keeps its last "
+        "value; no BOM, no NaN/Infinity), not an object, or a malformed packed row or provenance range, refuses the "
+        "whole log naming its line when a `turn/end` at or after it proves it committed.",
+        "The released reader's rule: damage inside committed history is corruption, not a crash, and guessing past "
+        "it would lose data silently; what counts as JSON is what the released reader parses.",
         C.JSONL_MALFORMED_LINE,
     ),
     _inv(
         "INV-JSONL-5",
-        "A loaded log is contiguous from seq 0; a gap or a duplicated line refuses it, naming the line.",
-        "Committed history must be whole.",
+        "A loaded log is contiguous from seq 0; a gap, a duplicated row or a stray line starts a faulty suffix, which "
+        "refuses the log naming its line when a `turn/end` at or after it proves it committed.",
+        "Committed history must be whole; an uncommitted suffix is a crash's leftovers (INV-JSONL-3).",
         C.SEQ_NOT_CONTIGUOUS,
     ),
     _inv(
@@ -463,6 +473,22 @@ INVARIANTS: tuple[Invariant, ...] = (
         "INV-JSONL-8",
         "Loading closes a crash-orphaned turn once: loading the saved result again adds no closers and gives the same session.",
         "Repair on load is durable and idempotent.",
+    ),
+    _inv(
+        "INV-JSONL-9",
+        "A packed chunk row `{type: text-chunks | reasoning-chunks | tool-call-chunks, seq0, time0, data}` stands for "
+        "its run of `assistant/chunk` events (member k at seq0 + k, time0 plus the first k gaps of `dt`); it is "
+        "validated as a whole and a malformed one is a faulty row.",
+        "Upstream's writer packs chunk runs by default, so a reader that cannot expand them cannot read real logs; a "
+        "row is never half-read, so a run is never partly lost.",
+        C.JSONL_MALFORMED_LINE,
+    ),
+    _inv(
+        "INV-JSONL-10",
+        "In a stored row, `sourceEventSeqs` may hold `[start, end]` ranges: expanded in place, at most seq entries in "
+        "all, strictly increasing once any range is used; a malformed list is a faulty row.",
+        "The released codec writes long provenance compactly; the session sees only the expanded seqs.",
+        C.JSONL_MALFORMED_LINE,
     ),
     # --- LEGACY ------------------------------------------------------------------------------
     _inv(

@@ -489,7 +489,7 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
         v0.append(old)
         expected.append(new)
     created = 1_700_000_000_000
-    header = {"type": "session", "version": 0, "id": session_id, "createdAt": created}
+    header = {"type": "session", "version": 0, "id": session_id, "createdAt": created, "delegationDepth": 0}
     return V0Case(
         v0=StoredLog(_freeze_object(header), tuple(_freeze_object(e) for e in v0)),
         expected=StoredLog(_freeze_object({**header, "version": 1}), tuple(_freeze_object(e) for e in expected)),

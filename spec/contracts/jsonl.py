@@ -1,9 +1,9 @@
-"""INV-JSONL: the stored form, its strict reader, and load with repair."""
+"""INV-JSONL: the stored form, the released reader's recovery, and load with repair."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import icontract
 
@@ -12,63 +12,114 @@ from sessionlog_spec.contracts._support import accepted
 from sessionlog_spec.model import jsonl as _jsonl
 from sessionlog_spec.model import load as _load
 from sessionlog_spec.model.event import KNOWN_EVENT_TYPES, Event, encode_event
-from sessionlog_spec.model.json_value import JsonObject, json_equal
+from sessionlog_spec.model.json_value import JsonObject, is_safe_natural, json_equal
 from sessionlog_spec.model.jsonl import DecodedLog
 from sessionlog_spec.model.load import LoadedSession
+from sessionlog_spec.model.rows import PACKED_ROW_CHUNKS
 from sessionlog_spec.model.violation import Violation
 
 
 def header_line_is_session(result: DecodedLog) -> bool:
-    """INV-JSONL-1."""
+    """INV-JSONL-1: the released header members, `delegationDepth` among the required ones."""
     h = result.header
-    return h.get("type") == "session" and isinstance(h.get("id"), str) and h.get("id") != "" and "version" in h
+    return (
+        h.get("type") == "session"
+        and isinstance(h.get("id"), str)
+        and set(h) <= _jsonl.HEADER_LINE_KEYS
+        and all(key in h for key in _jsonl.HEADER_LINE_REQUIRED)
+        and is_safe_natural(h.get("delegationDepth"))
+    )
 
 
-def only_torn_tail_dropped(text: str, result: DecodedLog) -> bool:
-    """INV-JSONL-3: every complete line is kept; the segment after the last newline is dropped."""
-    complete = text.count("\n")
-    tail = text[text.rfind("\n") + 1 :]
-    return len(result.events) == complete - 1 and result.dropped_torn_tail == (tail != "")
+def _complete_lines(text: str) -> list[str]:
+    return text.split("\n")[:-1]
 
 
-def _recording(pairs: list[list[tuple[str, object]]]) -> Callable[[list[tuple[str, object]]], dict[str, object]]:
-    def hook(p: list[tuple[str, object]]) -> dict[str, object]:
-        pairs.append(p)
-        return dict(p)
+def _turn_end_row(line: str) -> bool:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, Mapping) and value.get("type") == "turn/end"
 
-    return hook
+
+def only_uncommitted_suffix_dropped(text: str, result: DecodedLog) -> bool:
+    """INV-JSONL-3: every complete row before the first faulty one is kept, none after it, and no
+    ``turn/end`` at or after the first faulty row (it would have proved the suffix committed)."""
+    rows = len(_complete_lines(text)) - 1
+    kept_until = rows + 2 if result.dropped_from_line is None else result.dropped_from_line
+    kept_lines = sorted(set(result.lines))
+    if kept_lines != list(range(2, kept_until)) or result.dropped_torn_tail != (not text.endswith("\n")):
+        return False
+    return not any(_turn_end_row(line) for line in _complete_lines(text)[kept_until - 1 :])
 
 
-def complete_lines_are_objects(text: str) -> bool:
-    """INV-JSONL-4: a strict reading of every complete line gives one JSON object."""
-    for line in text.split("\n")[:-1]:
-        if line.startswith("\ufeff") or "\r" in line:
-            return False
-        pairs: list[list[tuple[str, object]]] = []
+def kept_rows_are_json_objects(text: str, result: DecodedLog) -> bool:
+    """INV-JSONL-4: each kept row is one JSON object as a JSON reader reads it."""
+    lines = _complete_lines(text)
+    for number in set(result.lines):
         try:
-            value = json.loads(line, object_pairs_hook=_recording(pairs))
+            value = json.loads(lines[number - 1], parse_constant=_refuse_constant)
         except ValueError:
             return False
-        if not isinstance(value, dict) or any(len({k for k, _ in p}) != len(p) for p in pairs):
+        if not isinstance(value, dict):
             return False
-        if "NaN" in line or "Infinity" in line:
-            # Only a problem when outside a string; re-parse refusing the constants to tell.
-            try:
-                json.loads(line, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-            except ValueError:
-                return False
     return True
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(name)
+
+
+def kept_events_are_contiguous(result: DecodedLog) -> bool:
+    """INV-JSONL-5: the kept events run from seq 0 without a gap."""
+    return all(event.get("seq") == index for index, event in enumerate(result.events))
+
+
+def packed_rows_expand_whole(text: str, result: DecodedLog) -> bool:
+    """INV-JSONL-9: a packed row gives all of its members as chunk events, a plain row one event."""
+    lines = _complete_lines(text)
+    counts: dict[int, int] = {}
+    for number in result.lines:
+        counts[number] = counts.get(number, 0) + 1
+    for number, count in counts.items():
+        row = json.loads(lines[number - 1])
+        if row.get("type") in PACKED_ROW_CHUNKS:
+            payload = row["data"]["args" if row["type"] == "tool-call-chunks" else "texts"]
+            expected_types = {"assistant/chunk"}
+        else:
+            payload, expected_types = [row], {row.get("type")}
+        events = [e for e, n in zip(result.events, result.lines, strict=True) if n == number]
+        if count != len(payload) or {e.get("type") for e in events} != expected_types:
+            return False
+    return True
+
+
+def provenance_is_expanded(result: DecodedLog) -> bool:
+    """INV-JSONL-10: kept events carry plain seq lists, never ranges."""
+    return all(
+        all(type(seq) is int for seq in event["sourceEventSeqs"])  # type: ignore[attr-defined]
+        for event in result.events
+        if isinstance(event.get("sourceEventSeqs"), list)
+    )
 
 
 @icontract.ensure(lambda result: not accepted(result) or header_line_is_session(result), "INV-JSONL-1", enabled=ENABLED)
 @icontract.ensure(
-    lambda text, result: not accepted(result) or only_torn_tail_dropped(text, result),
+    lambda text, result: not accepted(result) or only_uncommitted_suffix_dropped(text, result),
     "INV-JSONL-3",
     enabled=ENABLED,
 )
-@icontract.ensure(lambda text, result: not accepted(result) or complete_lines_are_objects(text), "INV-JSONL-4", enabled=ENABLED)
+@icontract.ensure(
+    lambda text, result: not accepted(result) or kept_rows_are_json_objects(text, result), "INV-JSONL-4", enabled=ENABLED
+)
+@icontract.ensure(lambda result: not accepted(result) or kept_events_are_contiguous(result), "INV-JSONL-5", enabled=ENABLED)
+@icontract.ensure(
+    lambda text, result: not accepted(result) or packed_rows_expand_whole(text, result), "INV-JSONL-9", enabled=ENABLED
+)
+@icontract.ensure(lambda result: not accepted(result) or provenance_is_expanded(result), "INV-JSONL-10", enabled=ENABLED)
 def decode_jsonl(text: str) -> DecodedLog | Violation:
-    """Split and parse a stored log."""
+    """The header line and the rows a reader keeps."""
     return _jsonl.decode_jsonl(text)
 
 
@@ -77,7 +128,7 @@ def reads_back(header: JsonObject, events: Sequence[Event], result: str) -> bool
     decoded = _jsonl.decode_jsonl(result)
     return (
         isinstance(decoded, DecodedLog)
-        and not decoded.dropped_torn_tail
+        and not decoded.dropped_anything
         and json_equal(decoded.header, header)
         and len(decoded.events) == len(events)
         and all(json_equal(raw, encode_event(e)) for raw, e in zip(decoded.events, events, strict=True))
@@ -85,9 +136,9 @@ def reads_back(header: JsonObject, events: Sequence[Event], result: str) -> bool
 
 
 @icontract.ensure(lambda header, events, result: reads_back(header, events, result), "INV-JSONL-2", enabled=ENABLED)
-def encode_jsonl(header: JsonObject, events: Sequence[Event]) -> str:
-    """The stored form of a log."""
-    return _jsonl.encode_jsonl(header, events)
+def encode_jsonl(header: JsonObject, events: Sequence[Event], packed: bool = False) -> str:
+    """The stored form of a log, one event per line or with chunk runs packed."""
+    return _jsonl.encode_jsonl(header, events, packed)
 
 
 def loaded_is_contiguous(result: LoadedSession) -> bool:
@@ -98,7 +149,7 @@ def loaded_is_contiguous(result: LoadedSession) -> bool:
 def loaded_types_are_known_or_ignorable(text: str, result: LoadedSession) -> bool:
     """INV-JSONL-6: and no ignorable event was dropped on the way."""
     events = result.state.events
-    ignorable_lines = sum(1 for line in text.split("\n")[1:-1] if _ignorable(line))
+    ignorable_lines = sum(1 for line in text.split("\n")[1:-1] if _ignorable(line)) if not result.dropped_torn_tail else 0
     return all(e.type in KNOWN_EVENT_TYPES or e.ignorable for e in events) and ignorable_lines <= sum(
         1 for e in events if e.ignorable
     )

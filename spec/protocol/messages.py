@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 PROTOCOL = "sessionlog-driver/1"
-GROUPS = ("session", "surface", "header", "repair", "jsonl", "legacy", "compaction")
+GROUPS = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction")
 """The capability groups, in report order."""
 
 OPS_BY_GROUP: dict[str, tuple[str, ...]] = {
@@ -22,6 +22,7 @@ OPS_BY_GROUP: dict[str, tuple[str, ...]] = {
     "header": ("fold_header", "header_decision"),
     "repair": ("repair",),
     "jsonl": ("save", "load"),
+    "read": ("read",),
     "legacy": ("upgrade_v0",),
     "compaction": ("cuts",),
 }

@@ -17,7 +17,7 @@ from sessionlog_spec.model.header import InstanceFacts, decide_request_header, f
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, thaw
 from sessionlog_spec.model.jsonl import header_line_problem
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
-from sessionlog_spec.model.load import load_session, save_session
+from sessionlog_spec.model.load import load_session, read_log, save_session
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event, fold_session, seed_session
 from sessionlog_spec.model.surface import fold_surface
@@ -25,7 +25,7 @@ from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol import jsonlines
 from sessionlog_spec.protocol.messages import GROUPS, PROTOCOL
 
-DEFAULT_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0}
+DEFAULT_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0, "delegationDepth": 0}
 
 
 class BadRequest(Exception):
@@ -77,6 +77,7 @@ class ModelDriver:
             "repair": self.op_repair,
             "save": lambda _: {"jsonl": save_session(self.header, self.state)},
             "load": self.op_load,
+            "read": self.op_read,
             "upgrade_v0": self.op_upgrade_v0,
             "cuts": self.op_cuts,
         }
@@ -184,6 +185,14 @@ class ModelDriver:
             return loaded
         self.state, self.header = loaded.state, loaded.header
         return {**state_result(loaded.state), "dropped_torn_tail": loaded.dropped_torn_tail, "closers": len(loaded.closers)}
+
+    def op_read(self, request: dict[str, Any]) -> Any:
+        if not isinstance(request["jsonl"], str):
+            raise BadRequest("jsonl must be a string")
+        read = read_log(request["jsonl"])
+        if isinstance(read, Violation):
+            return read
+        return {"header": thaw(read.header), "events": [encode_event(e) for e in read.state.events]}
 
     def op_upgrade_v0(self, request: dict[str, Any]) -> Any:
         log = request["log"]

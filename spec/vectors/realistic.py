@@ -20,7 +20,7 @@ MULTIPLIER = 48_271
 T0 = 1_700_000_000_000
 TIME_STEP = 7
 PROVIDER = {"provider": "deepseek", "model": "deepseek-chat"}
-HEADER_LINE = {"type": "session", "version": 1, "id": "realistic", "createdAt": T0}
+HEADER_LINE = {"type": "session", "version": 1, "id": "realistic", "createdAt": T0, "delegationDepth": 0}
 COMPACT_EVERY = 10
 """A compaction after every tenth turn keeps the surface short, as a real long session does."""
 CHANGE_EVERY = 100

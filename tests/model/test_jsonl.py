@@ -1,4 +1,4 @@
-"""INV-JSONL: the stored form, its strict reader, versions, and load with repair."""
+"""INV-JSONL: the stored form, the released reader's recovery, packed rows and ranges, versions, load with repair."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from sessionlog_spec.model.load import LoadedSession, save_session
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.crashes import STRAY_LINES, insert_stray_line
 
-HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0}
+HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0, "delegationDepth": 0}
 
 
 def line(value: object) -> str:
@@ -62,45 +62,58 @@ def test_inv_jsonl_1_log_without_a_complete_header_line_is_refused(stored: str) 
         {"version": "1"},
         {"version": -1},
         {"version": 1.5},
-        {"id": ""},
-        {"createdAt": 1.5},
-        {"createdAt": -1},
+        {"id": 7},
+        {"id": None},
+        {"createdAt": 1.5, "delegationDepth": 0},
+        {"createdAt": -1, "delegationDepth": 0},
         {"cwd": "relative/path"},
         {"seedLength": -1},
         {"delegationDepth": "0"},
-        {"parentSession": ""},
+        {"parentSession": 1},
         {"agentPreset": 3},
         {"origin": "user"},
     ],
     ids=repr,
 )
 def test_inv_jsonl_1_invalid_header_line_is_refused(change: dict[str, Any]) -> None:
-    """Type ``session``, known members only, natural version and createdAt, non-empty id, absolute cwd."""
+    """Type ``session``, released members only, natural version, createdAt and delegationDepth, string id, absolute cwd."""
     stored = text(*TURN, header={**HEADER, **change})
     assert code_of(decode_jsonl(stored)) is Code.JSONL_HEADER_INVALID
 
 
-@pytest.mark.parametrize("key", ["type", "version", "id", "createdAt"])
+@pytest.mark.parametrize("key", ["type", "version", "id", "createdAt", "delegationDepth"])
 def test_inv_jsonl_1_header_line_needs_its_required_members(key: str) -> None:
-    """Type, version, id and createdAt are required."""
+    """Type, version, id, createdAt and delegationDepth are required (the released codec's list)."""
     header = dict(HEADER)
     del header[key]
     assert code_of(decode_jsonl(text(header=header))) is Code.JSONL_HEADER_INVALID
 
 
 def test_inv_jsonl_1_header_line_with_every_optional_member_is_accepted() -> None:
-    """cwd, parentSession, seedLength, origin, delegationDepth and agentPreset are the optional members."""
+    """cwd, parentSession, seedLength, origin and agentPreset are the optional members; any string is an id."""
     header = {
         **HEADER,
+        "id": "",
         "cwd": "/work/project",
-        "parentSession": "s-0",
-        "seedLength": 12,
+        "parentSession": "",
+        "seedLength": 2,
         "origin": "subagent",
         "delegationDepth": 1,
         "agentPreset": "coder",
     }
     decoded = decode_jsonl(text(*TURN, header=header))
     assert isinstance(decoded, DecodedLog) and thaw(decoded.header) == header
+
+
+def test_inv_jsonl_1_seed_length_beyond_the_events_read_is_refused() -> None:
+    """A header that declares more inherited events than the log holds is refused."""
+    assert code_of(decode_jsonl(text(*TURN, header={**HEADER, "seedLength": 2}))) is None
+    assert code_of(decode_jsonl(text(*TURN, header={**HEADER, "seedLength": 3}))) is Code.JSONL_HEADER_INVALID
+
+
+def test_inv_jsonl_7_another_version_is_refused_before_the_header_shape_is_judged() -> None:
+    """A later format's header need not have this format's members."""
+    assert code_of(decode_jsonl(line({"type": "session", "version": 2}))) is Code.FORMAT_VERSION_UNSUPPORTED
 
 
 # -- INV-JSONL-2: encode and decode are inverse -------------------------------------------------------------
@@ -111,7 +124,7 @@ def test_inv_jsonl_2_encoded_form_is_one_compact_line_per_event() -> None:
     state = session([ev("turn/start", 0, {"turn": 1}, time=5), {**user(1), "time": 6}])
     stored = encode_jsonl(freeze(HEADER), state.events)  # type: ignore[arg-type]
     assert stored == (
-        '{"type":"session","version":1,"id":"s-1","createdAt":0}\n'
+        '{"type":"session","version":1,"id":"s-1","createdAt":0,"delegationDepth":0}\n'
         '{"type":"turn/start","seq":0,"time":5,"data":{"turn":1}}\n'
         '{"type":"user/message","seq":1,"time":6,"data":{"id":"u1","role":"user",'
         '"content":[{"type":"text","text":"message 1"}],"source":{"kind":"user"}},"surfaceOp":"append"}\n'
@@ -164,26 +177,27 @@ def test_inv_jsonl_3_load_reports_the_dropped_tail_and_closes_the_turn() -> None
     assert [e.type for e in result.closers] == ["turn/end"]
 
 
-# -- INV-JSONL-4: any other malformed line refuses the log ---------------------------------------------------
+# -- INV-JSONL-4/5: a faulty row drops the suffix, unless a turn/end proves it committed -------------------
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        line(TURN[0])[:-1] + "\r\n",
-        '{"type":"turn/start","seq":0,"seq":0,"time":5,"data":{"turn":1}}\n',
-        '{"type":"turn/start","seq":0,"time":NaN,"data":{"turn":1}}\n',
-        '{"type":"turn/start","seq":0,"time":5,"data":{"turn":Infinity}}\n',
-        '["turn/start",0,5,{"turn":1}]\n',
-        '"turn/start"\n',
-        "\n",
-        '{"type":"turn/start","seq":0,\n',
-        "\ufeff" + line(TURN[0]),
-    ],
-    ids=["crlf", "duplicate-key", "nan", "infinity", "array", "string", "blank", "truncated", "bom"],
-)
-def test_inv_jsonl_4_malformed_line_refuses_the_log_naming_it(bad: str) -> None:
-    """A bad second line is refused as line 2, even though the lines after it are fine."""
+FAULTY_ROWS = {
+    "truncated": '{"type":"turn/start","seq":0,\n',
+    "nan": '{"type":"turn/start","seq":0,"time":NaN,"data":{"turn":1}}\n',
+    "infinity": '{"type":"turn/start","seq":0,"time":5,"data":{"turn":Infinity}}\n',
+    "array": '["turn/start",0,5,{"turn":1}]\n',
+    "string": '"turn/start"\n',
+    "blank": "\n",
+    "bom": "\ufeff" + line(TURN[0]),
+    "bad-packed-row": line(
+        {"type": "text-chunks", "seq0": 0, "time0": 5, "data": {"turn": 1, "step": 1, "index": 0, "dt": [1], "texts": ["a", 2]}}
+    ),
+    "bad-range": line({**TURN[0], "sourceEventSeqs": [[3, 1]]}),
+}
+
+
+@pytest.mark.parametrize("bad", FAULTY_ROWS.values(), ids=FAULTY_ROWS.keys())
+def test_inv_jsonl_4_faulty_row_before_a_turn_end_refuses_the_log_naming_it(bad: str) -> None:
+    """The turn/end on line 3 proves line 2 was committed: the damage is corruption, named as line 2."""
     stored = line(HEADER) + bad + line(TURN[1])
     result = decode_jsonl(stored)
     assert isinstance(result, Violation) and result.code is Code.JSONL_MALFORMED_LINE
@@ -191,8 +205,44 @@ def test_inv_jsonl_4_malformed_line_refuses_the_log_naming_it(bad: str) -> None:
     assert code_of(load_session(stored)) is Code.JSONL_MALFORMED_LINE
 
 
+@pytest.mark.parametrize("bad", FAULTY_ROWS.values(), ids=FAULTY_ROWS.keys())
+def test_inv_jsonl_3_faulty_row_without_a_later_turn_end_is_dropped_with_its_suffix(bad: str) -> None:
+    """Nothing after the damage proves it committed: the reader keeps the prefix, as after a crash."""
+    title = ev("session/title", 2, {"title": "t"})
+    stored = text(*TURN) + bad + line(title)
+    decoded = decode_jsonl(stored)
+    assert isinstance(decoded, DecodedLog) and decoded.dropped_from_line == 4 and not decoded.dropped_torn_tail
+    assert [e["seq"] for e in decoded.events] == [0, 1]
+    result = loaded(stored)
+    assert len(result.state.events) == 2 and result.dropped_torn_tail
+
+
+def test_inv_jsonl_4_a_later_turn_end_after_several_rows_still_proves_the_commit() -> None:
+    """The proving turn/end need not follow the faulty row directly; rows between are skipped."""
+    events = [ev("turn/start", 0, {"turn": 1}), ev("session/title", 1, {"title": "t"}), ev("session/title", 2, {"title": "u"})]
+    stored = (
+        line(HEADER)
+        + line(events[0])
+        + "garbage\n"
+        + line(events[2])
+        + line(ev("turn/end", 3, {"turn": 1, "reason": {"kind": "completed"}}))
+    )
+    result = decode_jsonl(stored)
+    assert isinstance(result, Violation) and result.message.startswith("line 3 ") and "line 5" in result.message
+
+
+def test_inv_jsonl_4_crlf_and_repeated_keys_are_read_as_json_parse_reads_them() -> None:
+    """CR is JSON whitespace and a repeated key keeps its last value: neither makes a row faulty."""
+    crlf = line(HEADER)[:-1] + "\r\n" + line(TURN[0])[:-1] + "\r\n" + line(TURN[1])
+    repeated = line(HEADER) + '{"type":"turn/start","seq":7,"seq":0,"time":5,"data":{"turn":1}}\n' + line(TURN[1])
+    for stored in (crlf, repeated):
+        decoded = decode_jsonl(stored)
+        assert isinstance(decoded, DecodedLog) and not decoded.dropped_anything
+        assert [e["seq"] for e in decoded.events] == [0, 1]
+
+
 def test_inv_jsonl_4_byte_order_mark_on_the_header_line_is_refused() -> None:
-    """The header line is line 1 and read as strictly as the rest."""
+    """The header line is line 1 and must be JSON."""
     result = decode_jsonl("\ufeff" + text(*TURN))
     assert isinstance(result, Violation) and result.code is Code.JSONL_MALFORMED_LINE and result.message.startswith("line 1 ")
 
@@ -203,9 +253,17 @@ def test_inv_jsonl_4_nan_inside_a_string_is_fine() -> None:
     assert [e.type for e in loaded(stored).state.events] == ["session/title"]
 
 
+def test_inv_jsonl_4_a_huge_integer_is_judged_the_same_whatever_its_length() -> None:
+    """A number too long for the interpreter's integer limit is still a number, refused as not lossless."""
+    for digits in (30, 5000):
+        stored = text(ev("session/title", 0, {"title": "t", "n": int("9" * 30) if digits == 30 else 0}))
+        stored = stored.replace('"n":' + ("9" * 30 if digits == 30 else "0"), '"n":' + "9" * digits)
+        assert code_of(load_session(stored)) is Code.JSON_NOT_LOSSLESS
+
+
 @pytest.mark.parametrize("what", STRAY_LINES)
-@pytest.mark.parametrize("at", [1, 2, 3])
-def test_inv_jsonl_4_a_stray_line_between_events_refuses_the_log(what: str, at: int) -> None:
+@pytest.mark.parametrize("at", [1, 2])
+def test_inv_jsonl_4_a_stray_line_before_a_turn_end_refuses_the_log(what: str, at: int) -> None:
     """Every event is intact and in order, so only the rule itself refuses: skipping the line would load."""
     stored = text(*TURN)
     damaged = insert_stray_line(stored, at, what)
@@ -213,28 +271,158 @@ def test_inv_jsonl_4_a_stray_line_between_events_refuses_the_log(what: str, at: 
     assert "\n".join(lines[:at] + lines[at + 1 :]) == stored
     assert isinstance(load_session(stored), LoadedSession)
     result = decode_jsonl(damaged)
-    assert isinstance(result, Violation) and result.code is Code.JSONL_MALFORMED_LINE
-    assert result.message.startswith(f"line {at + 1} ")
+    assert isinstance(result, Violation) and result.code in (Code.JSONL_MALFORMED_LINE, Code.SEQ_NOT_CONTIGUOUS)
+    assert result.message.startswith(f"line {at + 1}")
 
 
-# -- INV-JSONL-5: contiguity on load ---------------------------------------------------------------------------
+@pytest.mark.parametrize("what", STRAY_LINES)
+def test_inv_jsonl_3_a_stray_line_after_the_last_turn_end_is_dropped(what: str) -> None:
+    """After the last turn/end nothing proves the stray line committed."""
+    decoded = decode_jsonl(insert_stray_line(text(*TURN), 3, what))
+    assert isinstance(decoded, DecodedLog) and decoded.dropped_from_line == 4 and len(decoded.events) == 2
 
 
-def test_inv_jsonl_5_seq_gap_refuses_the_log_naming_the_line() -> None:
-    """The event on line 3 should have seq 1."""
+def test_inv_jsonl_5_seq_gap_before_a_turn_end_refuses_the_log_naming_the_line() -> None:
+    """The event on line 3 should have seq 1, and it is the turn/end itself."""
     result = load_session(text(TURN[0], {**TURN[1], "seq": 2}))
     assert isinstance(result, Violation) and result.code is Code.SEQ_NOT_CONTIGUOUS
     assert result.message.startswith("line 3:")
 
 
-def test_inv_jsonl_5_duplicated_line_refuses_the_log() -> None:
-    """A line written twice repeats its seq."""
-    assert code_of(load_session(text(*TURN, TURN[1]))) is Code.SEQ_NOT_CONTIGUOUS
+def test_inv_jsonl_5_duplicated_row_before_a_turn_end_refuses_the_log() -> None:
+    """A row written twice repeats its seq; the turn/end after it proves the region committed."""
+    assert code_of(load_session(text(TURN[0], TURN[0], {**TURN[1], "seq": 1}))) is Code.SEQ_NOT_CONTIGUOUS
+
+
+def test_inv_jsonl_5_duplicated_last_row_is_dropped() -> None:
+    """A retried final write (not a turn/end) is dropped like a torn one."""
+    title = ev("session/title", 2, {"title": "t"})
+    result = loaded(text(*TURN, title, title))
+    assert len(result.state.events) == 3 and result.dropped_torn_tail
 
 
 def test_inv_jsonl_5_log_must_start_at_seq_zero() -> None:
-    """A log cut from the middle of another is refused."""
-    assert code_of(load_session(text(ev("session/title", 1, {})))) is Code.SEQ_NOT_CONTIGUOUS
+    """A log cut from the middle of another keeps nothing; with a turn/end in it, it is refused."""
+    decoded = decode_jsonl(text(ev("session/title", 1, {})))
+    assert isinstance(decoded, DecodedLog) and decoded.events == () and decoded.dropped_from_line == 2
+    assert (
+        code_of(
+            load_session(text(ev("turn/start", 1, {"turn": 1}), ev("turn/end", 2, {"turn": 1, "reason": {"kind": "completed"}})))
+        )
+        is Code.SEQ_NOT_CONTIGUOUS
+    )
+
+
+# -- INV-JSONL-9: packed chunk rows ---------------------------------------------------------------------------
+
+
+def chunk(seq: int, time: int, text_: str, kind: str = "text-delta") -> dict[str, Any]:
+    """One assistant/chunk event of turn 1, step 1, block 0."""
+    delta: dict[str, Any] = {"type": kind, "index": 0, "text": text_}
+    if kind == "tool-call-delta":
+        delta = {"type": kind, "index": 0, "id": "call-1", "name": "read", "argumentsDelta": text_}
+    return ev("assistant/chunk", seq, {"turn": 1, "step": 1, "chunk": delta}, time=time)
+
+
+STEP_OPEN = [ev("turn/start", 0, {"turn": 1}, time=5), ev("step/start", 1, {"turn": 1, "step": 1}, time=5)]
+
+
+@pytest.mark.parametrize("kind", ["text-delta", "reasoning-delta", "tool-call-delta"])
+def test_inv_jsonl_9_a_packed_row_stands_for_its_chunk_events(kind: str) -> None:
+    """Member k has seq seq0 + k and time time0 plus the first k gaps (gaps may be negative)."""
+    chunks = [chunk(2, 10, "a", kind), chunk(3, 12, "b", kind), chunk(4, 11, "c", kind)]
+    row_type = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks", "tool-call-delta": "tool-call-chunks"}[kind]
+    data: dict[str, Any] = {"turn": 1, "step": 1, "index": 0, "dt": [2, -1]}
+    if kind == "tool-call-delta":
+        data |= {"id": "call-1", "name": "read", "args": ["a", "b", "c"]}
+    else:
+        data["texts"] = ["a", "b", "c"]
+    stored = text(*STEP_OPEN) + line({"type": row_type, "seq0": 2, "time0": 10, "data": data})
+    decoded = decode_jsonl(stored)
+    assert isinstance(decoded, DecodedLog) and decoded.lines == (2, 3, 4, 4, 4)
+    assert [json.loads(json.dumps(e)) for e in decoded.events[2:]] == chunks
+    assert [encode_event(e) for e in loaded(stored).state.events[2:5]] == chunks
+
+
+PACKED_ROW = {
+    "type": "text-chunks",
+    "seq0": 2,
+    "time0": 10,
+    "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]},
+}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"extra": 1},
+        {"seq0": -1},
+        {"seq0": 2.5},
+        {"time0": "10"},
+        {"data": []},
+        {"data": {**PACKED_ROW["data"], "texts": []}},
+        {"data": {**PACKED_ROW["data"], "texts": ["a", None, "c"]}},
+        {"data": {**PACKED_ROW["data"], "dt": [1]}},
+        {"data": {**PACKED_ROW["data"], "dt": [1, 0.5]}},
+        {"data": {**PACKED_ROW["data"], "dt": [1, 2**53]}},
+        {"data": {**PACKED_ROW["data"], "turn": -1}},
+        {"data": {**PACKED_ROW["data"], "index": "0"}},
+        {"data": {**PACKED_ROW["data"], "chunk": {}}},
+        {"data": {k: v for k, v in PACKED_ROW["data"].items() if k != "step"}},
+        {"type": "tool-call-chunks", "data": {**PACKED_ROW["data"]}},
+        {"type": "tool-call-chunks", "data": {"turn": 1, "step": 1, "index": 0, "id": "", "dt": [1, 1], "args": ["a", "b", "c"]}},
+        {
+            "type": "tool-call-chunks",
+            "data": {"turn": 1, "step": 1, "index": 0, "id": "c", "name": 3, "dt": [1, 1], "args": ["a", "b", "c"]},
+        },
+    ],
+    ids=repr,
+)
+def test_inv_jsonl_9_one_bad_member_makes_the_whole_packed_row_faulty(change: dict[str, Any]) -> None:
+    """Validated as a whole: no partial run is kept, and a later turn/end makes it a refusal."""
+    row = line({**PACKED_ROW, **change})
+    decoded = decode_jsonl(text(*STEP_OPEN) + row)
+    assert isinstance(decoded, DecodedLog) and len(decoded.events) == 2 and decoded.dropped_from_line == 4
+    closing = [ev("step/end", 5, {"turn": 1, "step": 1}), ev("turn/end", 6, {"turn": 1, "reason": {"kind": "completed"}})]
+    refused = decode_jsonl(text(*STEP_OPEN) + row + "".join(line(e) for e in closing))
+    assert isinstance(refused, Violation) and refused.code is Code.JSONL_MALFORMED_LINE and refused.message.startswith("line 4 ")
+
+
+def test_inv_jsonl_9_a_packed_row_off_the_sequence_is_a_gap() -> None:
+    """A packed row's first seq must be the next one."""
+    decoded = decode_jsonl(text(*STEP_OPEN) + line({**PACKED_ROW, "seq0": 3}))
+    assert isinstance(decoded, DecodedLog) and decoded.dropped_from_line == 4 and len(decoded.events) == 2
+
+
+# -- INV-JSONL-10: range-encoded provenance ----------------------------------------------------------------
+
+
+def _user(seq: int, **extra: Any) -> dict[str, Any]:
+    return {**user(seq, f"u{seq}"), **extra}
+
+
+@pytest.mark.parametrize(
+    ("sources", "expanded"),
+    [([[0, 2]], [0, 1, 2]), ([[0, 1], 2], [0, 1, 2]), ([0, [1, 2]], [0, 1, 2]), ([2, 1, 0], [2, 1, 0])],
+    ids=repr,
+)
+def test_inv_jsonl_10_ranges_expand_to_their_seqs(sources: list[Any], expanded: list[int]) -> None:
+    """`[start, end]` pairs expand in place; a plain list passes through as it is."""
+    summary = _user(3, surfaceOp={"op": "replace", "start": 0, "end": 2}, sourceEventSeqs=sources)
+    decoded = decode_jsonl(text(_user(0), _user(1), _user(2), summary))
+    assert isinstance(decoded, DecodedLog) and decoded.events[3]["sourceEventSeqs"] == expanded
+
+
+@pytest.mark.parametrize(
+    "sources",
+    ["0-2", [[0]], [[0, 1, 2]], [[2, 0]], [[0, 3]], [[0, 1], 1], [0, 1, 2, 3], [[0, 1], [-1, 0]], [[0, 1.5]], [True]],
+    ids=repr,
+)
+def test_inv_jsonl_10_malformed_provenance_makes_the_row_faulty(sources: object) -> None:
+    """Not an array, a bad pair, past the event's own seq, or not increasing once ranged."""
+    summary = _user(3, surfaceOp={"op": "replace", "start": 0, "end": 2}, sourceEventSeqs=sources)
+    decoded = decode_jsonl(text(_user(0), _user(1), _user(2), summary))
+    assert isinstance(decoded, DecodedLog) and decoded.dropped_from_line == 5 and len(decoded.events) == 3
 
 
 # -- INV-JSONL-6: unknown types -----------------------------------------------------------------------------

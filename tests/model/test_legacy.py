@@ -23,7 +23,7 @@ from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import basic_header
 
 SID = "s-0"
-V0_HEADER: dict[str, Any] = {"type": "session", "version": 0, "id": SID, "createdAt": 0, "cwd": "/work"}
+V0_HEADER: dict[str, Any] = {"type": "session", "version": 0, "id": SID, "createdAt": 0, "cwd": "/work", "delegationDepth": 0}
 V1_HEADER: dict[str, Any] = {**V0_HEADER, "version": 1}
 
 

@@ -446,8 +446,9 @@ def test_inv_log_11_refused_append_leaves_the_session_as_it_was() -> None:
 def test_inv_log_11_refused_seed_and_load_build_nothing() -> None:
     """A refused seed or load returns the violation, not a partial session."""
     assert isinstance(seed_session([title(0), title(1), ev("mode/set", 2, {})]), Violation)
-    text = '{"type":"session","version":1,"id":"s","createdAt":0}\n' + '{"type":"session/title","seq":1,"time":0,"data":{}}\n'
-    assert code_of(load_session(text)) is Code.SEQ_NOT_CONTIGUOUS
+    header = '{"type":"session","version":1,"id":"s","createdAt":0,"delegationDepth":0}\n'
+    text = header + '{"type":"session/title","seq":0,"time":0,"data":{}}\n{"type":"mode/set","seq":1,"time":0,"data":{}}\n'
+    assert code_of(load_session(text)) is Code.LEGACY_MODE_SET
 
 
 # -- INV-LOG-12: accepted events are frozen and stored as given -------------------------------------------

@@ -17,7 +17,7 @@ from sessionlog_spec.model.legacy import StoredLog
 from sessionlog_spec.model.violation import Code, Violation
 
 SID = "s-strength"
-V0_HEADER: dict[str, Any] = {"type": "session", "version": 0, "id": SID, "createdAt": 0}
+V0_HEADER: dict[str, Any] = {"type": "session", "version": 0, "id": SID, "createdAt": 0, "delegationDepth": 0}
 
 
 def txt(text: str) -> dict[str, Any]:
@@ -73,7 +73,8 @@ def test_inv_legacy_6_an_event_that_is_not_an_object_is_refused_by_v1_validation
 
 
 def test_inv_legacy_6_the_header_line_is_checked_first() -> None:
-    result = upgrade(ev("turn/start", 0, {"turn": 1}), header={"type": "session", "version": 0, "createdAt": 0})
+    header = {"type": "session", "version": 0, "createdAt": 0, "delegationDepth": 0}
+    result = upgrade(ev("turn/start", 0, {"turn": 1}), header=header)
     assert code_of(result) is Code.JSONL_HEADER_INVALID
 
 

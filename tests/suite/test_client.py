@@ -217,7 +217,7 @@ FACTS = {"first_request": True, "begins_series": False, "replaced_since_last_req
 
 def run_script(port: Port) -> list[Reply]:
     """A run over every op: valid input, refusals, edge values."""
-    header = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0}
+    header = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0, "delegationDepth": 0}
     v0_log = {
         "header": {**header, "version": 0},
         "events": [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}}],

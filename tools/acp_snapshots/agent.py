@@ -319,7 +319,7 @@ class ScriptedAgent:
         self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         session_id = self.scenario.session_id
-        header = {"type": "session", "version": 1, "id": session_id, "createdAt": self.clock(), "cwd": cwd}
+        header = {"type": "session", "version": 1, "id": session_id, "createdAt": self.clock(), "cwd": cwd, "delegationDepth": 0}
         store = SessionStore.create(self.session_dir / session_id, header=header, clock=self.clock)
         self.loops[session_id] = Loop(self, session_id, store, MODES[INITIAL_MODE])
         return NewSessionResponse(session_id=session_id, modes=_mode_state(INITIAL_MODE))

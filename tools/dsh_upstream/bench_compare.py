@@ -185,7 +185,7 @@ def python_port() -> tuple[str, Decode, Run, Run]:
 
         return "model (seqlog not importable)", model_decode_all, model_fold, seed_session
 
-    header = {"type": "session", "version": 1, "id": "bench", "createdAt": 0}
+    header = {"type": "session", "version": 1, "id": "bench", "createdAt": 0, "delegationDepth": 0}
 
     def decode_all(raws: list[Any]) -> list[Any]:
         return [decode_event(r) for r in raws]

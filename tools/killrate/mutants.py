@@ -892,7 +892,7 @@ def _cut_cache_stale_after_replace(original: Fn) -> Fn:
 
 @mutant(
     "header_line_members_unchecked", "INV-JSONL-1", "jsonl", sl_headerline, "check_header_line",
-    p.load('{"type":"session","version":1,"id":"s","createdAt":0,"parentId":"p-1"}'),
+    p.load('{"type":"session","version":1,"id":"s","createdAt":0,"delegationDepth":0,"parentId":"p-1"}'),
 )
 def _header_line_members_unchecked(original: Fn) -> Fn:
     """The session header line may carry members the format does not have."""
@@ -1021,7 +1021,7 @@ def _ignorable_unknown_dropped_on_load(original: Fn) -> Fn:
 
 @mutant(
     "newer_version_read_as_v1", "INV-JSONL-7", "jsonl", sl_codec, "_parse_numbered",
-    p.load('{"type":"session","version":2,"id":"s","createdAt":0}', p.note_line(0)),
+    p.load('{"type":"session","version":2,"id":"s","createdAt":0,"delegationDepth":0}', p.note_line(0)),
 )
 def _newer_version_read_as_v1(original: Fn) -> Fn:
     """A log of a later format version is read as version 1."""

@@ -16,7 +16,7 @@ Probe = tuple[Request, ...]
 T = 1_700_000_000_000
 HEADER: dict[str, Any] = {"config": {"provider": "p", "model": "m"}}
 HEADER_B: dict[str, Any] = {"config": {"provider": "p", "model": "m"}, "system": "Be terse."}
-SESSION_LINE = '{"type":"session","version":1,"id":"s","createdAt":0}'
+SESSION_LINE = '{"type":"session","version":1,"id":"s","createdAt":0,"delegationDepth":0}'
 
 
 def event(type_: str, seq: int, data: dict[str, Any], **envelope: Any) -> dict[str, Any]:
@@ -124,7 +124,7 @@ def decision(events: Sequence[dict[str, Any]], header: dict[str, Any], *, first:
 
 def upgrade(*events: dict[str, Any]) -> Probe:
     """``upgrade_v0`` of a v0 log holding ``events``."""
-    header = {"type": "session", "version": 0, "id": "s", "createdAt": 0}
+    header = {"type": "session", "version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0}
     return ({"op": "upgrade_v0", "log": {"header": header, "events": list(events)}},)
 
 

@@ -75,7 +75,13 @@ Context = Literal["append", "seed", "load", "upgrade", "cuts"]
 CONTEXTS: tuple[Context, ...] = ("append", "seed", "load", "upgrade", "cuts")
 Build = Callable[[SessionBuilder, random.Random], Any]
 
-STORED_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "mutant-session", "createdAt": 1_700_000_000_000}
+STORED_HEADER: dict[str, Any] = {
+    "type": "session",
+    "version": 1,
+    "id": "mutant-session",
+    "createdAt": 1_700_000_000_000,
+    "delegationDepth": 0,
+}
 """The header line of every ``load`` candidate (before the mutation changes it)."""
 
 
@@ -322,11 +328,37 @@ def seed_window(builder: SessionBuilder, rng: random.Random) -> object:
     return events[rng.randrange(1, len(events)) :] if len(events) >= 2 else None
 
 
-@candidate(Code.SEQ_NOT_CONTIGUOUS, "load")
-def duplicated_last_line(builder: SessionBuilder, rng: random.Random) -> object:
-    """A log whose last line was written twice, so a seq repeats."""
+def _committed_damage(builder: SessionBuilder, rng: random.Random, damage: Callable[[list[str], int], None]) -> object:
+    """The builder's stored log with ``damage(lines, index)`` done to an event row that a later
+    ``turn/end`` proves committed (``None`` when the log has no ``turn/end``)."""
     lines = _jsonl_lines(builder)
-    return _text([*lines, lines[-1]]) if len(lines) >= 2 else None
+    ends = [i for i, line in enumerate(lines) if i > 1 and '"type":"turn/end"' in line]
+    if not ends:
+        return None
+    lines_copy = list(lines)
+    damage(lines_copy, rng.randrange(1, ends[-1]))
+    return _text(lines_copy)
+
+
+@candidate(Code.SEQ_NOT_CONTIGUOUS, "load")
+def duplicated_committed_row(builder: SessionBuilder, rng: random.Random) -> object:
+    """A row written twice before a later ``turn/end``: the repeated seq lies in committed history."""
+    return _committed_damage(builder, rng, lambda lines, i: lines.insert(i, lines[i]))
+
+
+@candidate(Code.SEQ_NOT_CONTIGUOUS, "load")
+def lost_committed_row(builder: SessionBuilder, rng: random.Random) -> object:
+    """A row lost before a later ``turn/end`` (a gap in committed history)."""
+    return _committed_damage(builder, rng, lambda lines, i: lines.pop(i))
+
+
+@candidate(Code.SEQ_NOT_CONTIGUOUS, "load")
+def stray_object_in_committed_history(builder: SessionBuilder, rng: random.Random) -> object:
+    """A JSON object that is no next event (``{}``, an old header line, a far seq) before a ``turn/end``."""
+    stray = rng.choice(
+        ("{}", json.dumps(STORED_HEADER), json.dumps({"type": "session/title", "seq": 10**6, "time": 0, "data": {}}))
+    )
+    return _committed_damage(builder, rng, lambda lines, i: lines.insert(i, stray))
 
 
 # -- vocabulary and payload shapes (INV-LOG-6..10) -------------------------------------------------
@@ -1058,10 +1090,7 @@ def compaction_splits_pair(builder: SessionBuilder, rng: random.Random) -> objec
     counts = running_counts(nodes, b.state.events)
     assert not isinstance(counts, Violation)
     splits = [
-        (nodes[i], nodes[j])
-        for i in range(len(nodes))
-        for j in range(i, len(nodes))
-        if (counts[i] == 0) != (counts[j + 1] == 0)
+        (nodes[i], nodes[j]) for i in range(len(nodes)) for j in range(i, len(nodes)) if (counts[i] == 0) != (counts[j + 1] == 0)
     ]
     if not splits:
         return None
@@ -1115,36 +1144,92 @@ def header_fractional_created_at(builder: SessionBuilder, rng: random.Random) ->
 
 
 @candidate(Code.JSONL_HEADER_INVALID, "load")
+def header_without_delegation_depth(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header line without the required ``delegationDepth``, or with one that is no count."""
+    lines = _jsonl_lines(builder)
+    header = dict(STORED_HEADER)
+    del header["delegationDepth"]
+    choice = rng.choice((None, -1, 0.5, "0", 2**53, True))
+    lines[0] = json.dumps(header if choice is None else {**header, "delegationDepth": choice})
+    return _text(lines)
+
+
+@candidate(Code.JSONL_HEADER_INVALID, "load")
+def header_seed_length_beyond_the_log(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header line whose ``seedLength`` counts more events than the log holds."""
+    return _header_line(builder, seedLength=len(builder.events) + rng.randint(1, 3))
+
+
+@candidate(Code.JSONL_HEADER_INVALID, "load")
 def header_relative_cwd(builder: SessionBuilder, rng: random.Random) -> object:
     """A header line whose ``cwd`` is a relative path."""
     return _header_line(builder, cwd=rng.choice(("project", "./src", "~/work")))
 
 
 @candidate(Code.JSONL_MALFORMED_LINE, "load")
-def crlf_line(builder: SessionBuilder, rng: random.Random) -> object:
-    """A line in the middle of the log ending in CRLF (edited on another platform)."""
-    lines = _jsonl_lines(builder)
-    index = rng.randrange(max(len(lines) - 1, 1))
-    lines[index] += "\r"
-    return _text(lines)
+def torn_row_in_committed_history(builder: SessionBuilder, rng: random.Random) -> object:
+    """A torn write followed by more rows and a ``turn/end``: damage inside committed history."""
+
+    def tear(lines: list[str], i: int) -> None:
+        lines[i] = lines[i][: rng.randrange(1, len(lines[i]))]
+
+    return _committed_damage(builder, rng, tear)
 
 
 @candidate(Code.JSONL_MALFORMED_LINE, "load")
-def torn_line_in_middle(builder: SessionBuilder, rng: random.Random) -> object:
-    """A torn write followed by more lines: damage before the tail, not a crash at the end."""
-    lines = _jsonl_lines(builder)
-    index = rng.randrange(len(lines))
-    lines[index] = lines[index][: max(len(lines[index]) // 2, 1)]
-    return _text([*lines, json.dumps(_benign(_scratch(builder), rng))] if index == len(lines) - 1 else lines)
+def unparsable_row_in_committed_history(builder: SessionBuilder, rng: random.Random) -> object:
+    """A row that is no JSON object (garbage, a blank line, a BOM, an array, a bare constant) before a ``turn/end``."""
+
+    def spoil(lines: list[str], i: int) -> None:
+        how = rng.choice(("garbage", "blank", "bom", "array", "nan"))
+        line = lines[i]
+        lines[i] = {
+            "garbage": "\x00\x00\x00",
+            "blank": "",
+            "bom": "\ufeff" + line,
+            "array": "[" + line + "]",
+            "nan": line.replace('"time":', '"time":NaN,"t":', 1),
+        }[how]
+
+    return _committed_damage(builder, rng, spoil)
 
 
 @candidate(Code.JSONL_MALFORMED_LINE, "load")
-def duplicate_key_line(builder: SessionBuilder, rng: random.Random) -> object:
-    """A line holding the same key twice."""
-    lines = _jsonl_lines(builder)
-    index = rng.randrange(len(lines))
-    lines[index] = lines[index][:-1] + ',"type":"session/title"}'
-    return _text(lines)
+def malformed_packed_row_in_committed_history(builder: SessionBuilder, rng: random.Random) -> object:
+    """A packed chunk row with one bad member (wrong ``dt`` length, a non-string text, a negative
+    ``seq0``, an unexpected member) before a ``turn/end``: the whole row is faulty."""
+    texts = ["a", "b", "c"]
+    data: dict[str, Any] = {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": texts}
+    bad = rng.choice(
+        (
+            {"data": {**data, "dt": [1]}},
+            {"data": {**data, "texts": ["a", 1, "c"]}},
+            {"seq0": -1},
+            {"data": {**data, "chunk": "x"}},
+            {"data": {**data, "turn": 1.5}},
+            {"time0": "0"},
+        )
+    )
+    row_type = rng.choice(("text-chunks", "reasoning-chunks"))
+
+    def insert(lines: list[str], i: int) -> None:
+        lines[i] = json.dumps({"type": row_type, "seq0": i - 1, "time0": 0, "data": data, **bad})
+
+    return _committed_damage(builder, rng, insert)
+
+
+@candidate(Code.JSONL_MALFORMED_LINE, "load")
+def malformed_range_provenance_in_committed_history(builder: SessionBuilder, rng: random.Random) -> object:
+    """A row whose ``sourceEventSeqs`` is a malformed range list (inverted, not a pair, past its seq,
+    not increasing) before a ``turn/end``."""
+
+    def spoil(lines: list[str], i: int) -> None:
+        row = json.loads(lines[i])
+        seq = row["seq"]
+        row["sourceEventSeqs"] = rng.choice(([[1, 0]], [[0]], [[0, seq]], [[0, 0], 0], "0-1", [[0, 0.5]]))
+        lines[i] = json.dumps(row)
+
+    return _committed_damage(builder, rng, spoil)
 
 
 @candidate(Code.JSONL_MALFORMED_LINE, "load")

@@ -13,6 +13,7 @@ from sessionlog_spec.suite.machines.header import HeaderMachine
 from sessionlog_spec.suite.machines.jsonl import JsonlMachine
 from sessionlog_spec.suite.machines.legacy import LegacyMachine
 from sessionlog_spec.suite.machines.pure import CompactionMachine, RepairMachine, SurfaceMachine
+from sessionlog_spec.suite.machines.read import ReadMachine
 from sessionlog_spec.suite.machines.session import SessionMachine
 
 MACHINES: dict[str, type[ConformanceMachine]] = {
@@ -21,6 +22,7 @@ MACHINES: dict[str, type[ConformanceMachine]] = {
     "header": HeaderMachine,
     "repair": RepairMachine,
     "jsonl": JsonlMachine,
+    "read": ReadMachine,
     "legacy": LegacyMachine,
     "compaction": CompactionMachine,
 }

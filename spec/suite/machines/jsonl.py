@@ -1,10 +1,12 @@
 """The ``jsonl`` group: ``save`` and ``load``, round trips and crash recovery.
 
 The harness builds a live session on the port; now and then the session is saved (the port's text
-must decode to the model's), loaded back, or damaged the way crashes and bad disks damage files
-(cut at any character, final newline lost, last line written twice, a middle line corrupted or
-lost) and loaded: the port must drop the same torn tail and write the same repair closers, or
-refuse with the model, leaving its session unchanged.
+must decode to the model's), loaded back, loaded in another layout a released writer uses (packed
+chunk rows, range provenance, CRLF), or damaged the way crashes and bad disks damage files (cut at
+any character, final newline lost, last line written twice, a middle line corrupted or lost, a
+stray line) and loaded: the port must keep the same prefix (dropping a torn tail or an
+uncommitted damaged suffix) and write the same repair closers, or refuse with the model when a
+later ``turn/end`` proves the damage committed, leaving its session unchanged.
 """
 
 from __future__ import annotations
@@ -17,31 +19,39 @@ from hypothesis.stateful import initialize, precondition, rule
 from sessionlog_spec.model.json_value import thaw
 from sessionlog_spec.model.load import save_session
 from sessionlog_spec.protocol.messages import Ok
-from sessionlog_spec.suite.agent import crashes
+from sessionlog_spec.suite.agent import crashes, layouts
 from sessionlog_spec.suite.agent.candidates import Mutation
 from sessionlog_spec.suite.machines.agent import mutations_in
 from sessionlog_spec.suite.machines.base import step
 from sessionlog_spec.suite.machines.session import LiveSessionMachine
 
-STORAGE_EVENTS = (
-    "save", "load_saved", "cut", "no_final_newline", "duplicate_last_line", "damage_middle_line", "lose_line", "stray_line",
+CRASHES = (
+    "cut",
+    "no_final_newline",
+    "duplicate_last_line",
+    "damage_middle_line",
+    "lose_line",
+    "stray_line",
     "newer_version",
 )
-"""A save, a clean reload, or a reload after what a crash or a bad disk does to the file
-(:mod:`sessionlog_spec.suite.agent.crashes`)."""
+"""What a crash or a bad disk does to the file (:mod:`sessionlog_spec.suite.agent.crashes`)."""
+STORAGE_EVENTS = ("save", "load_saved", "layout", *CRASHES)
+"""A save, a clean reload, a reload of another layout of the same log, or a reload after a crash."""
 
 SESSION_HEADERS = st.fixed_dictionaries(
     {
         "type": st.just("session"),
         "version": st.just(1),
-        "id": st.sampled_from(["s-1", "01JB7Z3K9Q", "session with spaces", "séance-→"]),
-        "createdAt": st.integers(0, 2**53 - 1),
+        "id": st.one_of(st.sampled_from(["s-1", "01JB7Z3K9Q", "session with spaces", "séance-→", ""]), st.text()),
+        "createdAt": st.one_of(st.sampled_from([0, 2**53 - 1]), st.integers(0, 2**53 - 1)),
+        "delegationDepth": st.one_of(st.sampled_from([0, 1, 2**53 - 1]), st.integers(0, 2**53 - 1)),
     },
     optional={
-        "cwd": st.sampled_from(["/home/dev/project", "/"]),
-        "parentSession": st.just("parent-1"),
+        "cwd": st.one_of(st.sampled_from(["/home/dev/project", "/"]), st.text().map(lambda tail: "/" + tail)),
+        "parentSession": st.one_of(st.just("parent-1"), st.text()),
         "origin": st.just("subagent"),
-        "delegationDepth": st.integers(0, 3),
+        "agentPreset": st.one_of(st.just("reviewer"), st.text()),
+        "seedLength": st.just(0),
     },
 )
 """Valid header lines, with and without the optional members."""
@@ -55,6 +65,31 @@ def loaded_with(result: Any) -> tuple[str, ...]:
     return tags
 
 
+def crashed_text(text: str, header: dict[str, Any], data: st.DataObject, crash: str) -> str:
+    """The stored ``text`` after ``crash``; the reader then drops an uncommitted suffix or refuses."""
+    events = len(crashes.lines_of(text)) - 1
+    if crash == "cut":
+        return crashes.cut_at(text, data.draw(st.integers(0, len(text)), label="crash at character"))
+    if crash == "no_final_newline":
+        return crashes.drop_final_newline(text)
+    if crash == "duplicate_last_line":
+        return crashes.duplicate_last_line(text)
+    if crash == "damage_middle_line" and events > 0:
+        line = data.draw(st.integers(1, events), label="damaged line")
+        return crashes.damage_line(text, line, data.draw(st.sampled_from(crashes.CORRUPTIONS), label="damage"))
+    if crash == "stray_line":
+        at = data.draw(st.integers(1, events + 1), label="stray line at")
+        return crashes.insert_stray_line(text, at, data.draw(st.sampled_from(crashes.STRAY_LINES), label="stray"))
+    if crash == "lose_line" and events > 1:
+        return crashes.drop_line(text, data.draw(st.integers(0, events - 1), label="lost line"))
+    return crashes.replace_header(text, {**header, "version": data.draw(st.sampled_from([2, 3, 17]), label="version")})
+
+
+def relaid_text(text: str, data: st.DataObject) -> str:
+    """The same log in another layout a released writer may use (:mod:`sessionlog_spec.suite.agent.layouts`)."""
+    return layouts.LAYOUTS[data.draw(st.sampled_from(sorted(layouts.LAYOUTS)), label="layout")](text)
+
+
 class JsonlMachine(LiveSessionMachine):
     """Checks ``save`` and ``load`` against the model on the same text."""
 
@@ -66,7 +101,10 @@ class JsonlMachine(LiveSessionMachine):
         return save_session(self.oracle.header, self.oracle.state)
 
     def load(self, text: str) -> None:
-        """Load ``text`` on both sides; continue from the loaded session, or check nothing changed."""
+        """Load ``text`` on both sides (and read it, when the port reads); continue from the loaded
+        session, or check nothing changed."""
+        if self.ctx.supports("read"):
+            self.exchange("read", jsonl=text)
         reply = self.exchange("load", loaded_with, jsonl=text)
         if isinstance(reply, Ok):
             self.take_over(self.oracle.state)
@@ -94,6 +132,9 @@ class JsonlMachine(LiveSessionMachine):
             self.retitle("load_saved")
             self.exchange("save")
             self.load(self.stored_text())
+        elif what == "layout":
+            self.retitle("load_layout")
+            self.load(relaid_text(self.stored_text(), data))
         else:
             self.retitle("load_other_version" if what == "newer_version" else f"crash_{what}")
             self.load(self.crashed(data, what))
@@ -109,24 +150,6 @@ class JsonlMachine(LiveSessionMachine):
 
     def crashed(self, data: st.DataObject, crash: str) -> str:
         """The stored text of the session after ``crash``."""
-        text = self.stored_text()
-        events = len(crashes.lines_of(text)) - 1
-        if crash == "cut":
-            return crashes.cut_at(text, data.draw(st.integers(0, len(text)), label="crash at character"))
-        if crash == "no_final_newline":
-            return crashes.drop_final_newline(text)
-        if crash == "duplicate_last_line":
-            return crashes.duplicate_last_line(text)
-        if crash == "damage_middle_line" and events > 0:
-            line = data.draw(st.integers(1, events), label="damaged line")
-            return crashes.damage_line(text, line, data.draw(st.sampled_from(crashes.CORRUPTIONS), label="damage"))
-        if crash == "stray_line":
-            # Damage to a line that is there also drops its seq, so a reader that skipped bad
-            # lines still refused the log for the gap; an inserted line shows such a reader up.
-            at = data.draw(st.integers(1, events + 1), label="stray line at")
-            return crashes.insert_stray_line(text, at, data.draw(st.sampled_from(crashes.STRAY_LINES), label="stray"))
-        if crash == "lose_line" and events > 1:
-            return crashes.drop_line(text, data.draw(st.integers(0, events - 1), label="lost line"))
         header = thaw(self.oracle.header)
         assert isinstance(header, dict)
-        return crashes.replace_header(text, {**header, "version": data.draw(st.sampled_from([2, 3, 17]), label="version")})
+        return crashed_text(self.stored_text(), header, data, crash)

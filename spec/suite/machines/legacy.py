@@ -76,7 +76,13 @@ class LegacyMachine(AgentMachine):
 
     def stored(self, version: int = 0, extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The session as a stored log ``{header, events}``: v0 in this example's style, or v1."""
-        header = {"type": "session", "version": version, "id": self.session_id, "createdAt": 1_700_000_000_000}
+        header = {
+            "type": "session",
+            "version": version,
+            "id": self.session_id,
+            "createdAt": 1_700_000_000_000,
+            "delegationDepth": 0,
+        }
         if version == 0:
             # The log only grows, so each event is written in legacy form once.
             self.v0_log += v0_events(self.loop.log[len(self.v0_log) :], self.style)
@@ -128,14 +134,18 @@ class LegacyMachine(AgentMachine):
         assert self.upgraded is not None
         self.upgrade(self.upgraded)
 
-    @precondition(lambda self: self.loads)
+    @precondition(lambda self: self.loads or self.ctx.supports("read"))
     @rule(refused=st.one_of(st.none(), st.sampled_from(REFUSED_FORMS)))
     @step
     def load_legacy(self, refused: str | None) -> None:
         extra = [] if refused is None else [refused_event(refused, len(self.loop.log), ignorable=False)]
-        reply = self.exchange("load", jsonl=stored_text(self.stored(extra=extra)))
-        if not isinstance(reply, Ok):
-            self.exchange("state")
+        text = stored_text(self.stored(extra=extra))
+        if self.ctx.supports("read"):
+            self.exchange("read", jsonl=text)
+        if self.loads:
+            reply = self.exchange("load", jsonl=text)
+            if not isinstance(reply, Ok):
+                self.exchange("state")
 
     def teardown(self) -> None:
         if not self.failed and self.loads:

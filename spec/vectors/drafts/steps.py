@@ -8,8 +8,14 @@ from typing import Any
 from sessionlog_spec.model.jsonl import encode_line
 from sessionlog_spec.vectors.format import Draft, Step
 
-DEFAULT_LINE: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0}
-V0_LINE: dict[str, Any] = {"type": "session", "version": 0, "id": "legacy-session", "createdAt": 1_700_000_000_000}
+DEFAULT_LINE: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0, "delegationDepth": 0}
+V0_LINE: dict[str, Any] = {
+    "type": "session",
+    "version": 0,
+    "id": "legacy-session",
+    "createdAt": 1_700_000_000_000,
+    "delegationDepth": 0,
+}
 
 
 Events = Sequence[Any] | Mapping[str, Any]
