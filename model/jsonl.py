@@ -131,8 +131,8 @@ def header_line_problem(header: Mapping[str, object]) -> Violation | None:
     return None
 
 
-def _is_turn_end(events: tuple[Record, ...]) -> bool:
-    return any(event.get("type") == "turn/end" for event in events)
+def _is_turn_end_row(parsed: object) -> bool:
+    return isinstance(parsed, Mapping) and parsed.get("type") == "turn/end"
 
 
 @dataclass(slots=True)
@@ -148,18 +148,24 @@ class RowScanner:
     lines: list[int]
     issue: Violation | None = None
     issue_line: int | None = None
+    unparsable: bool = False
+    """The first faulty row was not JSON at all (the line scanner's fault, not the codec's)."""
 
     def feed(self, number: int, line: str) -> Violation | None:
         """Read line ``number``; the refusal of the whole log, or ``None`` to go on."""
         parsed = parse_json(line)
         decoded = parsed if isinstance(parsed, str) else row_events(parsed)
-        if isinstance(decoded, str):
-            if self.issue is None:
-                self.issue = Violation(Code.JSONL_MALFORMED_LINE, f"line {number} {decoded}")
-                self.issue_line = number
-            return None
         if self.issue is not None:
-            return self._committed(number) if _is_turn_end(decoded) else None
+            # Past the damage only a turn/end matters.  After an unparsable line, one that parses
+            # proves the damage committed (the released line scanner judges the parsed row); after
+            # a row the codec refused, it must decode (the released codec judges decoded rows).
+            proves = _is_turn_end_row(parsed) and (self.unparsable or not isinstance(decoded, str))
+            return self._committed(number) if proves else None
+        if isinstance(decoded, str):
+            self.issue = Violation(Code.JSONL_MALFORMED_LINE, f"line {number} {decoded}")
+            self.issue_line = number
+            self.unparsable = isinstance(parsed, str)
+            return None
         first_seq = decoded[0].get("seq")
         expected = len(self.events)
         if not (is_number(first_seq) and first_seq == expected):
@@ -167,7 +173,7 @@ class RowScanner:
                 Code.SEQ_NOT_CONTIGUOUS, f"line {number}: seq {first_seq!r} is not contiguous; expected {expected}"
             )
             self.issue_line = number
-            return self._committed(number) if _is_turn_end(decoded) else None
+            return self._committed(number) if _is_turn_end_row(parsed) else None
         self.events.extend(decoded)
         self.lines.extend([number] * len(decoded))
         return None

@@ -15,7 +15,7 @@ from sessionlog_spec.model.event import KNOWN_EVENT_TYPES, Event, encode_event
 from sessionlog_spec.model.json_value import JsonObject, is_safe_natural, json_equal
 from sessionlog_spec.model.jsonl import DecodedLog
 from sessionlog_spec.model.load import LoadedSession
-from sessionlog_spec.model.rows import PACKED_ROW_CHUNKS
+from sessionlog_spec.model.rows import PACKED_ROW_CHUNKS, row_events
 from sessionlog_spec.model.violation import Violation
 
 
@@ -35,23 +35,34 @@ def _complete_lines(text: str) -> list[str]:
     return text.split("\n")[:-1]
 
 
-def _turn_end_row(line: str) -> bool:
+def _parsed(line: str) -> object:
     try:
-        value = json.loads(line)
+        return json.loads(line, parse_constant=_refuse_constant)
     except (ValueError, RecursionError):
+        return None
+
+
+def _proves_commit(value: object, after_unparsable: bool) -> bool:
+    """A ``turn/end`` row that proves the damage before it committed (one the codec can decode,
+    unless the damage was a line that was not JSON at all)."""
+    if not (isinstance(value, Mapping) and value.get("type") == "turn/end"):
         return False
-    return isinstance(value, Mapping) and value.get("type") == "turn/end"
+    return after_unparsable or not isinstance(row_events(value), str)
 
 
 def only_uncommitted_suffix_dropped(text: str, result: DecodedLog) -> bool:
     """INV-JSONL-3: every complete row before the first faulty one is kept, none after it, and no
-    ``turn/end`` at or after the first faulty row (it would have proved the suffix committed)."""
-    rows = len(_complete_lines(text)) - 1
-    kept_until = rows + 2 if result.dropped_from_line is None else result.dropped_from_line
+    ``turn/end`` at or after the first faulty row proves the suffix committed."""
+    lines = _complete_lines(text)
+    kept_until = len(lines) + 1 if result.dropped_from_line is None else result.dropped_from_line
     kept_lines = sorted(set(result.lines))
     if kept_lines != list(range(2, kept_until)) or result.dropped_torn_tail != (not text.endswith("\n")):
         return False
-    return not any(_turn_end_row(line) for line in _complete_lines(text)[kept_until - 1 :])
+    if result.dropped_from_line is None:
+        return True
+    first = _parsed(lines[kept_until - 1]) if lines[kept_until - 1].strip() else None
+    after_unparsable = first is None and lines[kept_until - 1] != "null"
+    return not any(_proves_commit(_parsed(line), after_unparsable) for line in lines[kept_until - 1 :])
 
 
 def kept_rows_are_json_objects(text: str, result: DecodedLog) -> bool:

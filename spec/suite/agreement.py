@@ -145,12 +145,18 @@ def _saved_mismatch(expected: Any, actual: Any) -> Mismatch | None:
     if theirs.dropped_torn_tail:
         tail = text.rsplit("\n", 1)[-1]
         return Mismatch("wrong-result", f"save: the port's text ends without a newline (after {short(tail)})")
+    if theirs.dropped_from_line is not None:
+        line = text.split("\n")[theirs.dropped_from_line - 1]
+        return Mismatch(
+            "wrong-result", f"save: a reader drops the port's text from line {theirs.dropped_from_line} on: {short(line)}"
+        )
     header, their_header = thaw(ours.header), thaw(theirs.header)
     if not json_equal(header, their_header):
         return Mismatch("wrong-result", f"save: the header line differs from the model's {difference(header, their_header)}")
     for index, (a, b) in enumerate(zip(ours.events, theirs.events, strict=False)):
         if not json_equal(a, b):
-            return Mismatch("wrong-result", f"save: event line {index + 2} differs from the model's {difference(a, b)}")
+            line = theirs.lines[index]
+            return Mismatch("wrong-result", f"save: event {index} (line {line}) differs from the model's {difference(a, b)}")
     if len(ours.events) != len(theirs.events):
         shorter = min(len(ours.events), len(theirs.events))
         extra = (

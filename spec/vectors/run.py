@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessionlog_spec.protocol.messages import Ok, Port, PortFault, Refused, Reply
+from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.suite.agreement import compare
 from sessionlog_spec.vectors.format import LARGE, Case
 from sessionlog_spec.vectors.realistic import expand_step
@@ -43,13 +44,19 @@ class Options:
 
 
 def run_case(port: Port, case: Case, file: str, options: Options) -> CaseResult:
-    """Run one vector; a port fault fails the case (the caller restarts the port)."""
+    """Run one vector; a port fault fails the case (the caller restarts the port).
+
+    A reader-only port (``read`` without ``session``) is asked to ``read`` every stored text a
+    ``jsonl`` vector loads, and judged against the model's reader on the same text.
+    """
     started = time.monotonic()
-    missing = [g for g in case["requires"] if g not in port.hello.capabilities]
-    if missing:
+    capabilities = port.hello.capabilities
+    missing = [g for g in case["requires"] if g not in capabilities]
+    as_reads = bool(missing) and "read" in capabilities and _stored_texts(case) and set(missing) <= {"session", "jsonl"}
+    if missing and not as_reads:
         return CaseResult(file, case["id"], UNSUPPORTED, f"needs {', '.join(missing)}")
     try:
-        problem = _problem(port, case, options)
+        problem = _read_problem(port, case, options) if as_reads else _problem(port, case, options)
     except PortFault as fault:
         problem = f"port fault ({fault.kind}): {fault.detail}"
     status = PASSED if problem is None else FAILED
@@ -57,9 +64,10 @@ def run_case(port: Port, case: Case, file: str, options: Options) -> CaseResult:
 
 
 def _problem(port: Port, case: Case, options: Options) -> str | None:
-    reset = port.call("reset")
-    if not isinstance(reset, Ok):
-        return f"reset refused: {reset.code}: {reset.message}"
+    if "session" in port.hello.capabilities:
+        reset = port.call("reset")
+        if not isinstance(reset, Ok):
+            return f"reset refused: {reset.code}: {reset.message}"
     refused = {r["step"]: r["code"] for r in case.get("refused_steps", ())}
     steps = case["input"]
     header_observed = "header" in port.hello.capabilities
@@ -87,6 +95,23 @@ def _problem(port: Port, case: Case, options: Options) -> str | None:
         if "state" in case["expected"]:
             found = problem("state", Ok(case["expected"]["state"]), port.call("state"))
             return None if found is None else f"after the refusal: {found}"
+    return None
+
+
+def _stored_texts(case: Case) -> list[str]:
+    """The texts a vector's ``load`` steps hand to the port."""
+    texts = [expand_step(step).get("jsonl") for step in case["input"] if step["op"] == "load"]
+    return [text for text in texts if isinstance(text, str)]
+
+
+def _read_problem(port: Port, case: Case, options: Options) -> str | None:
+    reader = ModelDriver()
+    for index, text in enumerate(_stored_texts(case)):
+        expected = reader({"id": 0, "op": "read", "jsonl": text})
+        want: Reply = Ok(expected["result"]) if expected["ok"] else Refused(expected["error"]["code"], "")
+        mismatch = compare("read", want, port.call("read", jsonl=text), options.strict_codes, header_observed=False)
+        if mismatch is not None:
+            return f"read of stored text {index}: {mismatch.message}"
     return None
 
 

@@ -491,3 +491,19 @@ def test_inv_jsonl_8_closed_log_loads_without_closers() -> None:
     state = realistic().state
     result = loaded(save_session(freeze(HEADER), state))  # type: ignore[arg-type]
     assert result.closers == () and result.state == state
+
+
+def test_inv_jsonl_4_a_later_turn_end_proves_the_commit_even_when_its_row_is_faulty() -> None:
+    """The released line scanner looks at the parsed row's type before any row decoding."""
+    bad_end = {**TURN[1], "sourceEventSeqs": [[1, 0]]}
+    stored = line(HEADER) + line(TURN[0]) + "garbage\n" + line(bad_end)
+    result = decode_jsonl(stored)
+    assert isinstance(result, Violation) and result.code is Code.JSONL_MALFORMED_LINE and result.message.startswith("line 3 ")
+
+
+def test_inv_jsonl_4_after_a_row_the_codec_refused_only_a_decodable_turn_end_proves_the_commit() -> None:
+    """A malformed packed row is the codec's fault; a later turn/end the codec cannot decode proves nothing."""
+    bad_row = {**PACKED_ROW, "seq0": 1, "data": {**PACKED_ROW["data"], "dt": [1]}}
+    bad_end = {**TURN[1], "sourceEventSeqs": [[1, 0]]}
+    decoded = decode_jsonl(line(HEADER) + line(TURN[0]) + line(bad_row) + line(bad_end))
+    assert isinstance(decoded, DecodedLog) and decoded.dropped_from_line == 3 and len(decoded.events) == 1

@@ -186,7 +186,7 @@ def test_the_pytest_plugin_leaves_a_project_with_its_own_model_and_spec_alone(in
         cwd=project,
     )
     assert used.returncode == 0, used.stdout[-3000:] + used.stderr[-3000:]
-    assert "8 passed" in used.stdout  # the project's own test and one per capability group
+    assert "9 passed" in used.stdout  # the project's own test and one per capability group
 
 
 def test_the_package_list_names_every_package_folder() -> None:

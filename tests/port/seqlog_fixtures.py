@@ -7,7 +7,7 @@ from typing import Any
 from seqlog import Event
 from seqlog.jsonvalue import FrozenObject
 
-HEADER_LINE = {"type": "session", "version": 1, "id": "unit", "createdAt": 1}
+HEADER_LINE = {"type": "session", "version": 1, "id": "unit", "createdAt": 1, "delegationDepth": 0}
 CONFIG = {"provider": "deepseek", "model": "deepseek-chat"}
 
 

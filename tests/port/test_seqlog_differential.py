@@ -15,6 +15,7 @@ from strategies import candidates, headers, mutated, next_events, sessions, v0_l
 from sessionlog_spec.model.json_value import thaw
 from sessionlog_spec.suite.agent import candidates as mutations
 from sessionlog_spec.suite.agent.builder import SessionBuilder, realistic_session
+from sessionlog_spec.suite.agent.layouts import LAYOUTS
 
 # No shrinking: a divergence is reported as drawn, so a failing run stays as fast as a passing one.
 PHASES = (Phase.explicit, Phase.generate)
@@ -22,13 +23,16 @@ FAST = settings(
     max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None, phases=PHASES
 )
 
-HEADER_LINE = {"type": "session", "version": 1, "id": "diff", "createdAt": 7}
+HEADER_LINE = {"type": "session", "version": 1, "id": "diff", "createdAt": 7, "delegationDepth": 1}
 
 
 def _corruptions(draw: st.DrawFn, text: str) -> str:
     """A saved log, unchanged or damaged the ways a disk or a careless editor damages one."""
     lines = text.split("\n")[:-1]
-    kind = draw(st.sampled_from(["none", "torn", "cut", "garbage", "duplicate", "drop", "crlf", "bom", "version", "v0"]))
+    kinds = ["none", "torn", "cut", "garbage", "duplicate", "drop", "crlf", "bom", "version", "v0", *LAYOUTS]
+    kind = draw(st.sampled_from(kinds))
+    if kind in LAYOUTS:
+        return LAYOUTS[kind](text)
     if kind == "torn" and len(text) > 1:
         return text + text[: draw(st.integers(1, max(1, len(text) // 3)))].replace("\n", "")
     if kind == "cut":
@@ -113,7 +117,9 @@ def _scenario(draw: st.DrawFn) -> None:
     saved = pair.call("save")["result"]["jsonl"]
     _read_ops(pair, draw, log)
     # Reload what was saved, damaged or not, then keep appending to the reloaded session.
-    loaded = pair.call("load", jsonl=_corruptions(draw, saved))
+    stored = _corruptions(draw, saved)
+    pair.call("read", jsonl=stored)
+    loaded = pair.call("load", jsonl=stored)
     if loaded["ok"]:
         same_log = loaded["result"]["length"] == len(log)
         pair.call("append", event=draw(next_events(builder)) if same_log else log[0])
@@ -160,6 +166,7 @@ def test_v0_upgrades_agree(case: Any, twist: str, rng: random.Random) -> None:
     pair.call("upgrade_v0", log=log)
     if twist in ("text", "refused"):
         text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in [header, *events])
+        pair.call("read", jsonl=text)
         pair.call("load", jsonl=text)
         pair.call("state")
 

@@ -50,3 +50,43 @@ def test_bad_requests_and_library_refusals() -> None:
     assert decision["error"]["code"] == "HEADER_NOT_PINNED"
     reply = driver({"id": 6, "op": "cuts", "events": [], "seq": 3})
     assert reply["error"]["code"] == "NOT_ON_SURFACE"
+
+
+HEADER = {"type": "session", "version": 1, "id": "s", "createdAt": 0, "delegationDepth": 0}
+TURN = {"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}}
+
+
+def _text(*rows: object) -> str:
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+def test_hello_declares_read_and_reset_writes_a_delegation_depth() -> None:
+    driver = SeqlogDriver()
+    assert "read" in driver({"id": 1, "op": "hello"})["result"]["capabilities"]
+    driver({"id": 2, "op": "reset"})
+    saved = driver({"id": 3, "op": "save"})["result"]["jsonl"]
+    assert json.loads(saved.split("\n")[0]) == {**HEADER, "id": "conformance"}
+    bare = {k: v for k, v in HEADER.items() if k != "delegationDepth"}
+    assert driver({"id": 4, "op": "reset", "header": bare})["error"]["code"] == "BAD_REQUEST"
+
+
+def test_read_is_the_stateless_reader() -> None:
+    driver = SeqlogDriver()
+    driver({"id": 1, "op": "reset"})
+    driver({"id": 2, "op": "append", "event": TURN})
+    data = {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b", "c"]}
+    packed = {"type": "text-chunks", "seq0": 2, "time0": 9, "data": data}
+    step = {"type": "step/start", "seq": 1, "time": 6, "data": {"turn": 1, "step": 1}}
+    reply = driver({"id": 3, "op": "read", "jsonl": _text(HEADER, TURN, step, packed, {"type": "step/end"}) + '{"to'})
+    events = reply["result"]["events"]
+    assert reply["result"]["header"] == HEADER
+    assert [e["type"] for e in events] == ["turn/start", "step/start", *["assistant/chunk"] * 3]  # no repair closers
+    chunk = {"type": "text-delta", "index": 0, "text": "c"}
+    assert events[4] == {"type": "assistant/chunk", "seq": 4, "time": 11, "data": {"turn": 1, "step": 1, "chunk": chunk}}
+    assert driver({"id": 4, "op": "state"})["result"]["length"] == 1  # the session is untouched
+    v0 = {**HEADER, "version": 0}
+    upgraded = driver({"id": 5, "op": "read", "jsonl": _text(v0, {**TURN, "data": {"turn": 1, "trigger": "user"}})})["result"]
+    assert upgraded == {"header": HEADER, "events": [TURN]}
+    refused = driver({"id": 6, "op": "read", "jsonl": _text(HEADER, TURN, {**step, "seq": 3}, {"type": "turn/end", "seq": 2})})
+    assert refused["error"]["code"] == "SEQ_NOT_CONTIGUOUS"
+    assert driver({"id": 7, "op": "read", "jsonl": 5})["error"]["code"] == "BAD_REQUEST"

@@ -8,7 +8,7 @@ import pytest
 
 from seqlog import Code, SeqlogError, StoredLog, thaw, upgrade_v0
 
-V0 = {"type": "session", "version": 0, "id": "s", "createdAt": 0}
+V0 = {"type": "session", "version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0}
 
 
 def _upgrade(*events: dict[str, Any]) -> list[Any]:

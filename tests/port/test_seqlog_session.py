@@ -152,8 +152,9 @@ def test_seed_is_validated_whole_and_marked() -> None:
 def test_create_checks_the_header_line_and_defaults_one() -> None:
     session = Session.create(clock=lambda: 77)
     assert session.header_line["version"] == 1 and session.header_line["createdAt"] == 77
+    assert session.header_line["delegationDepth"] == 0
     with pytest.raises(SeqlogError) as refused:
-        Session.create(header={"type": "session", "version": 1, "id": "", "createdAt": 0})
+        Session.create(header={"type": "session", "version": 1, "id": 5, "createdAt": 0})
     assert refused.value.code == Code.JSONL_HEADER_INVALID
     with pytest.raises(SeqlogError) as old:
         Session.create(header={"type": "session", "version": 0, "id": "x", "createdAt": 0})
@@ -177,3 +178,21 @@ def test_events_view_is_read_only() -> None:
     with pytest.raises(TypeError):
         session.events[0] = session.events[0]  # type: ignore[index]
     assert session.events[0:1][0].type == "turn/start"
+
+
+def test_create_writes_delegation_depth_and_keeps_a_given_one() -> None:
+    bare = {"type": "session", "version": 1, "id": "", "createdAt": 0}
+    assert Session.create(header=bare).header_line == {**bare, "delegationDepth": 0}
+    assert Session.create(header={**bare, "delegationDepth": 3}).header_line["delegationDepth"] == 3
+    with pytest.raises(SeqlogError) as negative:
+        Session.create(header={**bare, "delegationDepth": -1})
+    assert negative.value.code == Code.JSONL_HEADER_INVALID
+
+
+def test_create_refuses_a_seed_length_beyond_the_seed() -> None:
+    seeded = {"type": "session", "version": 1, "id": "s", "createdAt": 0, "seedLength": 2}
+    seed = [{"type": "turn/start", "seq": 0, "time": 4, "data": {"turn": 1}}]
+    assert len(Session.create(seed, seeded)) == 2  # the seed event and its end-of-seed marker
+    with pytest.raises(SeqlogError) as refused:
+        Session.create(header=seeded)
+    assert refused.value.code == Code.JSONL_HEADER_INVALID and "seedLength" in refused.value.message

@@ -13,9 +13,10 @@ import pytest
 from seqlog_fixtures import HEADER_LINE, assistant, data, tool_call, user
 
 from seqlog import Code, LibCode, SeqlogError, SessionStore, read_session
+from seqlog import store as store_module
 from seqlog.event import encode_event
 from seqlog.store import MAX_NESTING
-from seqlog.zstdlog import read_frames
+from seqlog.zstdlog import read_frames, single_frame
 
 COMPRESSIONS = [None, "zstd"]
 
@@ -183,36 +184,163 @@ def test_deep_payloads_are_stored_up_to_the_limit(tmp_path: Path) -> None:
     assert len(read_session(tmp_path / "s").session) == 4 + 2  # and a closer pair
 
 
+def _closed_turn(store: SessionStore) -> None:
+    _open_turn(store)
+    store.session.append("step/end", {"turn": 1, "step": 1})
+    store.session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+
+
 @pytest.mark.parametrize(
-    "damage",
+    ("damage", "code"),
     [
-        lambda data: data.replace(b'"seq":1', b'"seq":2', 1),
-        lambda data: data.replace(b'"type":"user/message"', b'"type":"user/massage"', 1),
-        lambda data: data.replace(b"\n", b"\n{oops\n", 2),
-        lambda data: data.replace(b"\n", b"\r\n", 1),
-        lambda data: b"\xef\xbb\xbf" + data,
-        lambda data: data.replace(b'"turn":1}', b'"turn":1,"turn":1}', 1),
-        lambda data: data.replace(b"hi", b"h\xff", 1),
+        # Damage before a turn/end is corruption, not a crash: the log is refused, naming the line.
+        (lambda data: data.replace(b'"seq":1', b'"seq":2', 1), Code.SEQ_NOT_CONTIGUOUS),
+        (lambda data: data.replace(b"\n", b"\n{oops\n", 2), Code.JSONL_MALFORMED_LINE),
+        (lambda data: data.replace(b"\n", b"\n[]\n", 2), Code.JSONL_MALFORMED_LINE),
+        (lambda data: data.replace(b'"type":"user/message"', b'"type":"user/massage"', 1), Code.UNKNOWN_EVENT_TYPE),
+        (lambda data: b"\xef\xbb\xbf" + data, Code.JSONL_MALFORMED_LINE),
+        (lambda data: data.replace(b',"delegationDepth":0', b"", 1), Code.JSONL_HEADER_INVALID),
     ],
 )
-def test_damaged_files_are_refused_and_left_untouched(tmp_path: Path, damage: object) -> None:
+def test_damaged_files_are_refused_and_left_untouched(tmp_path: Path, damage: object, code: Code) -> None:
     store = _store(tmp_path / "s")
-    _open_turn(store)
+    _closed_turn(store)
     store.close()
     path = tmp_path / "s" / "events.jsonl"
     damaged = damage(path.read_bytes()) + b'{"torn'  # type: ignore[operator]
     path.write_bytes(damaged)
     with pytest.raises(SeqlogError) as refused:
         SessionStore.open(tmp_path / "s")
+    assert refused.value.code == code
     assert "line" in refused.value.message and str(path) in refused.value.message
     assert path.read_bytes() == damaged
     with pytest.raises(SeqlogError):
         read_session(tmp_path / "s")
 
 
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        lambda data: data.replace(b"\n", b"\r\n"),
+        lambda data: data.replace(b'"turn":1}', b'"turn":7,"turn":1}', 1),
+        lambda data: data.replace(b"hi", b"h\xff", 1),
+    ],
+)
+def test_what_the_released_reader_reads_is_read(tmp_path: Path, spelling: object) -> None:
+    store = _store(tmp_path / "s")
+    _closed_turn(store)
+    store.close()
+    expected = _events(tmp_path / "s")
+    path = tmp_path / "s" / "events.jsonl"
+    path.write_bytes(spelling(path.read_bytes()))  # type: ignore[operator]
+    loaded = read_session(tmp_path / "s")
+    assert len(loaded.session) == len(expected) and not loaded.dropped_torn_tail and loaded.closers == ()
+
+
+def _recompressed(path: Path, change: object) -> None:
+    """Rewrite a compressed log's content through ``change``, as complete frames."""
+    text = read_frames(path.read_bytes()).text
+    changed: bytes = change(text)  # type: ignore[operator]
+    header, _, body = changed.partition(b"\n")
+    path.write_bytes(single_frame(header + b"\n") + single_frame(body))
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_an_uncommitted_damaged_suffix_is_cut_before_the_next_append(tmp_path: Path, compression: str | None) -> None:
+    store = _store(tmp_path / "s", compression)
+    _open_turn(store)
+    for n in range(3):
+        store.session.append("todo/write", {"todos": [], "n": n})
+    store.close()
+    path = store.path
+
+    def damage(data: bytes) -> bytes:
+        return data.replace(b'"n":1}', b'"n":1', 1)  # the row of seq 4, line 6, left unparsable
+
+    if compression:
+        _recompressed(path, damage)
+    else:
+        path.write_bytes(damage(path.read_bytes()))
+    damaged = path.read_bytes()
+    committed = damaged[: damaged.index(b'{"type":"todo/write","seq":4')] if not compression else b""
+
+    reopened = SessionStore.open(tmp_path / "s")
+    loaded = reopened.loaded
+    assert loaded is not None and loaded.dropped_torn_tail and loaded.dropped_line == 6
+    assert [e.type for e in reopened.session.events] == [
+        "turn/start", "user/message", "step/start", "todo/write", "step/end", "turn/end"
+    ]
+    reopened.session.append("turn/start", {"turn": 2})
+    reopened.session.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
+    reopened.close()
+    after = path.read_bytes()
+    if not compression:
+        # Truncated back to the committed prefix: the closers and the new event follow it directly.
+        assert after.startswith(committed) and b'"n":1' not in after and b'"n":2' not in after
+        assert after[len(committed):].startswith(b'{"type":"step/end","seq":4')
+    again = read_session(tmp_path / "s")
+    assert not again.dropped_torn_tail and again.closers == ()
+    assert [e.type for e in again.session.events][-4:] == ["step/end", "turn/end", "turn/start", "turn/end"]
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_a_store_can_write_packed_rows(tmp_path: Path, compression: str | None) -> None:
+    store = _store(tmp_path / "s", compression, pack_chunks=True)
+    _open_turn(store)
+    for n in range(4):
+        chunk = {"type": "text-delta", "index": 0, "text": str(n)}
+        store.session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
+    store.session.append("step/end", {"turn": 1, "step": 1})
+    written = [encode_event(e) for e in store.session.events]
+    store.close()
+    data = store.path.read_bytes()
+    text = read_frames(data).text if compression else data
+    kinds = [json.loads(line)["type"] for line in text.split(b"\n")[1:-1]]
+    assert kinds == ["turn/start", "user/message", "step/start", "text-chunks", "step/end"]
+    assert _events(tmp_path / "s")[: len(written)] == written
+    reopened = SessionStore.open(tmp_path / "s", pack_chunks=True)
+    assert [encode_event(e) for e in reopened.session.events][: len(written)] == written
+    reopened.close()
+
+
+def test_the_header_line_always_has_a_delegation_depth(tmp_path: Path) -> None:
+    bare = {k: v for k, v in HEADER_LINE.items() if k != "delegationDepth"}
+    SessionStore.create(tmp_path / "s", header=bare).close()
+    assert json.loads((tmp_path / "s" / "events.jsonl").read_bytes().split(b"\n")[0]) == {**bare, "delegationDepth": 0}
+    SessionStore.create(tmp_path / "t", header={**bare, "delegationDepth": 3}).close()
+    assert read_session(tmp_path / "t").header["delegationDepth"] == 3
+
+
+def test_a_fifo_or_device_is_refused_without_reading_it(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    os.mkfifo(tmp_path / "s" / "events.jsonl")  # nobody writes to it: reading it would never end
+    with pytest.raises(SeqlogError) as refused:
+        read_session(tmp_path / "s")
+    assert refused.value.code == LibCode.SESSION_NOT_FOUND and "regular file" in refused.value.message
+    with pytest.raises(SeqlogError):
+        SessionStore.open(tmp_path / "s")
+
+
+def test_reads_go_in_bounded_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store(tmp_path / "s")
+    _closed_turn(store)
+    store.close()
+    sizes: list[int] = []
+    real_read = os.read
+
+    def read(fd: int, size: int) -> bytes:
+        sizes.append(size)
+        return real_read(fd, size)
+
+    monkeypatch.setattr(store_module, "READ_CHUNK_BYTES", 64)
+    monkeypatch.setattr(os, "read", read)
+    assert len(read_session(tmp_path / "s").session) == 5
+    assert len(sizes) > 1 and max(sizes) <= 64
+
+
 def _v0_dir(directory: Path, *events: dict[str, object]) -> Path:
     directory.mkdir()
-    header = {"type": "session", "version": 0, "id": "old", "createdAt": 0}
+    header = {"type": "session", "version": 0, "id": "old", "createdAt": 0, "delegationDepth": 0}
     path = directory / "events.jsonl"
     path.write_bytes(b"".join(json.dumps(x).encode() + b"\n" for x in (header, *events)))
     return path

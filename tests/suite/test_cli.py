@@ -26,7 +26,7 @@ def test_check_against_the_model_passes_and_writes_both_reports(tmp_path: Path) 
     assert "PASSED" in checked.stdout
     document = read_json(report)
     assert document["verdict"] == "passed"
-    assert set(document["groups"]) == {"session", "surface", "header", "repair", "jsonl", "legacy", "compaction"}
+    assert set(document["groups"]) == {"session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction"}
     for group in document["groups"].values():
         assert group["status"] == "passed" and group["steps"] > 0 and group["invariants"]
     suite = ET.parse(junit).getroot()
@@ -139,7 +139,8 @@ def _saved_session() -> str:
 def test_check_log_accepts_a_valid_log(tmp_path: Path) -> None:
     checked = run_cli("check-log", _stored(tmp_path, _saved_session()))
     assert checked.returncode == 0
-    assert checked.stdout.strip().endswith(": ok")
+    assert checked.stdout.splitlines()[-2].endswith(": ok")
+    assert checked.stdout.splitlines()[-1].endswith("1 log(s) checked: 1 clean, 0 with violations, 0 unreadable")
 
 
 def test_check_log_notes_a_torn_tail_and_an_open_turn_without_failing(tmp_path: Path) -> None:
@@ -152,17 +153,18 @@ def test_check_log_notes_a_torn_tail_and_an_open_turn_without_failing(tmp_path: 
     assert "repair closer" in checked.stdout
 
 
-def test_check_log_reports_every_malformed_line_and_continues_after_the_first_violation(tmp_path: Path) -> None:
+def test_check_log_names_committed_damage_and_continues_after_the_first_violation(tmp_path: Path) -> None:
     lines = _saved_session().split("\n")
-    lines[3] = lines[3][:15]  # line 4 cut short: malformed JSON
+    lines[3] = lines[3][:15]  # line 4 cut short: malformed JSON, committed by the turn/ends after it
     later = json.loads(lines[8])
     later["seq"] = 99  # line 9 out of position
     lines[8] = json.dumps(later)
-    lines[11] = lines[11] + "\r"  # line 12 written with CRLF
+    lines[11] = lines[11] + "\r"  # line 12 written with CRLF: JSON whitespace, read as any other line
     checked = run_cli("check-log", _stored(tmp_path, "\n".join(lines)))
     assert checked.returncode == 1
     found = [line.split(": ")[0].rsplit(":", 1)[1] for line in checked.stdout.splitlines() if "JSONL_" in line or "SEQ_" in line]
-    assert found == ["4", "9", "12"], checked.stdout
+    assert found == ["4", "9"], checked.stdout
+    assert "proves it was committed" in checked.stdout
     assert "SEQ_NOT_CONTIGUOUS" in checked.stdout and "state-free check after the first violation" in checked.stdout
 
 

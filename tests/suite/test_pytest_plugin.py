@@ -30,7 +30,7 @@ def test_the_plugin_runs_one_test_per_group_against_the_model(tmp_path: Path) ->
     # is rightly reported void, which happened about one run in twelve.
     done = _pytest(tmp_path, "--sessionlog-port", "model", "--sessionlog-profile", "dev", "--sessionlog-max-examples", "10")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "7 passed" in done.stdout
+    assert "8 passed" in done.stdout
 
 
 def test_the_plugin_fails_the_broken_group_with_its_counterexample(tmp_path: Path) -> None:
@@ -43,6 +43,6 @@ def test_the_plugin_fails_the_broken_group_with_its_counterexample(tmp_path: Pat
         "-k", "surface or header",
     )  # fmt: skip
     assert done.returncode == 1, done.stdout
-    assert "1 failed, 1 passed, 5 deselected" in done.stdout
+    assert "1 failed, 1 passed, 6 deselected" in done.stdout
     assert "sessionlog[surface]" in done.stdout and "counterexample:" in done.stdout
     assert list(cases.glob("surface-*.json"))

@@ -13,6 +13,7 @@ that a run in which it survives measures nothing.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -965,18 +966,24 @@ def _malformed_line_dropped(original: Fn) -> Fn:
 
 
 @mutant(
-    "crlf_accepted", "INV-JSONL-4", "jsonl", sl_codec, "parse_line",
-    p.load(p.SESSION_LINE + "\r", p.note_line(0) + "\r"),
+    "duplicate_key_first_wins", "INV-JSONL-4", "jsonl", sl_codec, "_parse_text",
+    p.load(p.SESSION_LINE, '{"seq":5,"type":"todo/write","seq":0,"time":1,"data":{"todos":[]}}'),
 )
-def _crlf_accepted(original: Fn) -> Fn:
-    """Lines ending in CR (CRLF line endings) are read as if the CR were not there."""
+def _duplicate_key_first_wins(original: Fn) -> Fn:
+    """A repeated key keeps its first value, where ``JSON.parse`` (the released reader) keeps the last."""
 
-    def parse_line(line: bytes | str) -> dict[str, Any]:
-        line = line.removesuffix(b"\r") if isinstance(line, bytes) else line.removesuffix("\r")
-        parsed: dict[str, Any] = original(line)
-        return parsed
+    def _parse_text(text: str) -> object:
+        original(text)  # the same refusals
 
-    return parse_line
+        def first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for key, value in pairs:
+                out.setdefault(key, value)
+            return out
+
+        return json.loads(text, object_pairs_hook=first_wins)
+
+    return _parse_text
 
 
 @mutant(

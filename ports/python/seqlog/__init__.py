@@ -4,6 +4,8 @@
 * :class:`SurfaceManager` and :func:`fold_surface`: the surface of message events;
 * :class:`HeaderWriter` and the header rules: full canonical request-header snapshots;
 * :class:`SessionStore`: durable JSONL (optionally zstd) storage, one directory per session;
+* :func:`load_bytes` / :func:`read_bytes`: the reader of the released on-disk form (packed chunk
+  rows, range-encoded provenance, recovery of an uncommitted damaged suffix);
 * :func:`upgrade_v0`: the v0-to-v1 edge;
 * :class:`SeqlogError`: every refusal, with a stable :class:`Code`.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from seqlog.codec import LoadedLog, encode_jsonl, load_bytes, load_text
+from seqlog.codec import LoadedLog, ReadLog, encode_jsonl, load_bytes, load_text, read_bytes, read_text
 from seqlog.errors import Code, LibCode, SeqlogError
 from seqlog.event import APPEND, Append, Event, Replace, SurfaceOp
 from seqlog.header import (
@@ -46,6 +48,7 @@ __all__ = [
     "JsonValue",
     "LibCode",
     "LoadedLog",
+    "ReadLog",
     "Reason",
     "Replace",
     "Replacement",
@@ -67,7 +70,9 @@ __all__ = [
     "interrupted_turn_closers",
     "load_bytes",
     "load_text",
+    "read_bytes",
     "read_session",
+    "read_text",
     "thaw",
     "upgrade_v0",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from seqlog import __version__
-from seqlog.codec import check_header_line, encode_jsonl, load_text
+from seqlog.codec import check_header_line, encode_jsonl, load_text, read_text
 from seqlog.errors import Code, SeqlogError
 from seqlog.event import Event, decode_event, encode_event
 from seqlog.header import InstanceFacts, check_header_shape, decide_request_header, fold_request_header
@@ -28,8 +28,8 @@ from seqlog.session import Session
 from seqlog.surface import fold_surface
 
 PROTOCOL = "sessionlog-driver/1"
-CAPABILITIES = ("session", "surface", "header", "repair", "jsonl", "legacy", "compaction")
-DEFAULT_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0}
+CAPABILITIES = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction")
+DEFAULT_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0, "delegationDepth": 0}
 
 
 class BadRequest(Exception):
@@ -109,6 +109,7 @@ class SeqlogDriver:
             "repair": self.op_repair,
             "save": self.op_save,
             "load": self.op_load,
+            "read": self.op_read,
             "upgrade_v0": self.op_upgrade_v0,
             "cuts": self.op_cuts,
         }
@@ -205,6 +206,13 @@ class SeqlogDriver:
         loaded = load_text(text, clock=_pinned_clock)
         self.session, self.header = loaded.session, loaded.header
         return {**state_result(loaded.session), "dropped_torn_tail": loaded.dropped_torn_tail, "closers": len(loaded.closers)}
+
+    def op_read(self, request: dict[str, Any]) -> Any:
+        text = request["jsonl"]
+        if not isinstance(text, str):
+            raise BadRequest("jsonl must be a string")
+        read = read_text(text, clock=_pinned_clock)
+        return {"header": thaw(read.header), "events": [thaw(encode_event(e)) for e in read.session.events]}
 
     def op_upgrade_v0(self, request: dict[str, Any]) -> Any:
         log = request["log"]

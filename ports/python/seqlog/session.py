@@ -26,7 +26,7 @@ from seqlog import trace as _trace
 from seqlog.errors import Code, LibCode, SeqlogError
 from seqlog.event import END_SEED, Event, Replace, SurfaceOp, decode_event, encode_surface_op, vocabulary_check
 from seqlog.header import check_header_event, header_of
-from seqlog.headerline import FORMAT_VERSION, check_header_line
+from seqlog.headerline import FORMAT_VERSION, check_header_line, check_seed_length, with_delegation_depth
 from seqlog.jsonvalue import EMPTY_OBJECT, FrozenObject, as_object
 from seqlog.messages import check_message, pairing_delta
 from seqlog.repair import OpenTail
@@ -158,22 +158,27 @@ class Session:
         """A new session, empty or built from a seed and closed by one ``session/end-seed`` marker.
 
         ``header`` is the JSONL session header line; by default a fresh id and the clock's time.
+        ``delegationDepth`` is written as given, ``0`` when absent.
         A seed is validated whole; a refusal names the seed index and nothing is constructed.
         """
         clock = clock or wall_clock_ms
         if header is None:
             header = {"type": "session", "version": FORMAT_VERSION, "id": uuid.uuid4().hex, "createdAt": clock()}
+        header = with_delegation_depth(header)
         check_header_line(header)
         if header["version"] != FORMAT_VERSION:
             raise SeqlogError(
                 Code.FORMAT_VERSION_UNSUPPORTED, f"a new session is written as version {FORMAT_VERSION}, not {header['version']}"
             )
         if seed is None:
-            return cls(header=header, clock=clock)
-        session = cls.restore(seed, where="seed index", header=header, clock=clock)
-        events = session._events
-        if not events or events[-1].type != END_SEED:
-            session.append_event(Event(END_SEED, len(events), events[-1].time if events else 0, EMPTY_OBJECT))
+            session = cls(header=header, clock=clock)
+        else:
+            session = cls.restore(seed, where="seed index", header=header, clock=clock)
+            events = session._events
+            if not events or events[-1].type != END_SEED:
+                session.append_event(Event(END_SEED, len(events), events[-1].time if events else 0, EMPTY_OBJECT))
+        # A reader refuses a log whose header line claims more seed events than it holds.
+        check_seed_length(header, len(session))
         return session
 
     @classmethod

@@ -6,9 +6,15 @@ header line, and a ``lock`` file.  One writer at a time: opening takes an exclus
 
 Writes are buffered and made durable (written, then ``fsync``) at the loop's semantic checkpoints:
 automatically after ``step/end`` and ``turn/end``, and whenever :meth:`SessionStore.checkpoint` is
-called (before a model call, before a tool call).  A committed line is never rewritten; the only
-truncation is cutting a torn tail (bytes a crash left after the last complete line) when the session
-is reopened.  Reopening then appends the crash-repair closers once and makes them durable.
+called (before a model call, before a tool call).  With ``pack_chunks=True`` each flush stores runs
+of chunk deltas as packed rows (the released writer's layout); the default writes one event a line.
+
+A committed row is never changed in place.  Reopening cuts what the reader dropped, so that a new
+record never follows garbage: a torn tail (bytes a crash left after the last complete line) and a
+damaged suffix that no later ``turn/end`` committed.  A plain file is truncated back to its
+committed prefix; a compressed file whose damaged rows sit inside a block cannot be cut there, so
+its kept events are written to a new file that atomically replaces it (temp file, fsync, rename).
+Reopening then appends the crash-repair closers once and makes them durable.
 
 A v0 session goes through the v0-to-v1 edge; the upgraded log is written to a new file,
 ``events.v1.jsonl[.zst]``, which is the session's current file from then on, and the v0 file is never
@@ -21,16 +27,19 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
 import orjson
 
-from seqlog.codec import LoadedLog, committed_length, encode_event_line, encode_line, load_bytes
+from seqlog.codec import LoadedLog, encode_header_line, encode_line, encode_rows, load_bytes
 from seqlog.errors import Code, LibCode, SeqlogError
 from seqlog.event import Event, encode_event
+from seqlog.rows import pack_chunk_runs
 from seqlog.session import Clock, Session
 from seqlog.zstdlog import END_BLOCK, FrameWriter, read_frames, single_frame
 
@@ -45,6 +54,8 @@ CHECKPOINT_TYPES = frozenset({"step/end", "turn/end"})
 """Events after which the store makes everything durable on its own."""
 
 DEFAULT_BUFFER_BYTES = 1 << 16
+READ_CHUNK_BYTES = 1 << 20
+"""Reads of a stored file go in chunks of at most this many bytes, up to the size the file had."""
 DEFAULT_MAX_LINE_BYTES = 64 << 20
 MAX_NESTING = 512
 """Deepest payload the store writes: well inside what a strict JSON reader can read back."""
@@ -129,34 +140,74 @@ def _write_new_file(path: Path, contents: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def _initial_contents(header: Mapping[str, Any], events: Iterable[Event], zstd: bool) -> bytes:
-    header_line = encode_line(header) + b"\n"
-    body = b"".join(encode_event_line(event) for event in events)
+def _initial_contents(header: Mapping[str, Any], events: Iterable[Event], zstd: bool, pack_chunks: bool) -> bytes:
+    header_line = encode_header_line(header)
+    body = encode_rows(events, pack_chunks=pack_chunks)
     if not zstd:
         return header_line + body
     # The header line is a frame of its own, so the session can be identified from the first frame.
     return single_frame(header_line) + (single_frame(body) if body else b"")
 
 
-def _read(path: Path, clock: Clock | None) -> tuple[LoadedLog, int, bool, bool]:
-    """The log at ``path``, the byte length holding complete content, whether it was torn, and open-frame state."""
-    data = path.read_bytes()
+def _read_file(path: Path) -> bytes:
+    """The bytes of a regular file, read in bounded chunks up to the size it had when opened.
+
+    Anything else is refused before it is read: a device or a FIFO has no end to read to (and a FIFO
+    is opened without waiting for a writer).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SeqlogError(LibCode.SESSION_NOT_FOUND, f"{path}: not a regular file")
+        chunks: list[bytes] = []
+        remaining = info.st_size
+        while remaining > 0:
+            chunk = os.read(fd, min(READ_CHUNK_BYTES, remaining))
+            if not chunk:
+                break  # the file shrank under us: what was read is all there is
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class _OnDisk:
+    """A stored file as read: the log, and what reopening must cut or rewrite before appending."""
+
+    loaded: LoadedLog
+    keep_bytes: int
+    """Bytes of the file to keep: the header line and the kept rows (plain), or complete frames (zstd)."""
+    cut: bool
+    """Whether bytes past ``keep_bytes`` must be cut (a torn tail or an uncommitted damaged suffix)."""
+    open_frame: bool
+    """The final zstd frame was left open by a crash."""
+    rewrite: bool
+    """A compressed file lost rows inside a block: its kept events go to a new file that replaces it."""
+
+
+def _read(path: Path, clock: Clock | None) -> _OnDisk:
+    """The log at ``path`` and what reopening it must repair."""
+    data = _read_file(path)
     try:
         if _is_zstd(path):
             content = read_frames(data)
             if content.open_frame and content.open_frame_has_checksum:
                 raise SeqlogError(Code.JSONL_MALFORMED_LINE, "the final zstd frame is unfinished and checksummed")
             loaded = load_bytes(content.text, clock=clock)
-            return loaded, content.committed_length, content.torn, content.open_frame
+            rewrite = loaded.committed_length < len(content.text)
+            return _OnDisk(loaded, content.committed_length, content.torn, content.open_frame, rewrite)
         loaded = load_bytes(data, clock=clock)
-        return loaded, committed_length(data), loaded.dropped_torn_tail, False
+        return _OnDisk(loaded, loaded.committed_length, loaded.committed_length < len(data), False, False)
     except SeqlogError as error:
         raise error.at(str(path)) from None
 
 
 def read_session(directory: str | os.PathLike[str], *, clock: Clock | None = None) -> LoadedLog:
     """Read a session directory without locking or writing anything (closers are in memory only)."""
-    return _read(_current_file(Path(directory)), clock)[0]
+    return _read(_current_file(Path(directory)), clock).loaded
 
 
 class SessionStore:
@@ -172,17 +223,21 @@ class SessionStore:
         loaded: LoadedLog | None,
         buffer_bytes: int,
         max_line_bytes: int,
+        pack_chunks: bool = False,
     ) -> None:
         """Use :meth:`create` or :meth:`open`."""
         self.directory = directory
         self.path = path
         self.session = session
         self.loaded = loaded
-        """What :meth:`open` read (torn tail dropped, closers appended); ``None`` for a new session."""
+        """What :meth:`open` read (torn tail or damaged suffix dropped, closers appended); ``None`` for a new session."""
+        self.pack_chunks = pack_chunks
+        """Whether flushes store runs of chunk deltas as packed rows."""
         self._lock_fd: int | None = lock_fd
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         self._frames = FrameWriter() if _is_zstd(path) else None
         self._buffer: list[bytes] = []
+        self._buffered: list[Event] = []
         self._buffered_bytes = 0
         self._buffered_events = 0
         self._written = len(session)
@@ -207,10 +262,15 @@ class SessionStore:
         clock: Clock | None = None,
         buffer_bytes: int = DEFAULT_BUFFER_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        pack_chunks: bool = False,
     ) -> SessionStore:
-        """A new session directory; the seed (if any) and its end-of-seed marker are durable on return."""
+        """A new session directory; the seed (if any) and its end-of-seed marker are durable on return.
+
+        The header line is written with ``delegationDepth`` (``0`` unless ``header`` gives one).
+        ``pack_chunks`` stores runs of chunk deltas as packed rows.
+        """
         session = Session.create(seed, header, clock=clock)
-        contents = _initial_contents(session.header_line, session.events, compression == "zstd")
+        contents = _initial_contents(session.header_line, session.events, compression == "zstd", pack_chunks)
         root = Path(directory)
         if not root.is_dir():
             root.mkdir(parents=True)
@@ -222,7 +282,16 @@ class SessionStore:
                 raise SeqlogError(LibCode.SESSION_EXISTS, f"{root}: a session already exists ({found[0].name})")
             path = root / (ZSTD_NAME if compression == "zstd" else PLAIN_NAME)
             _write_new_file(path, contents)
-            return cls(root, path, session, lock_fd, loaded=None, buffer_bytes=buffer_bytes, max_line_bytes=max_line_bytes)
+            return cls(
+                root,
+                path,
+                session,
+                lock_fd,
+                loaded=None,
+                buffer_bytes=buffer_bytes,
+                max_line_bytes=max_line_bytes,
+                pack_chunks=pack_chunks,
+            )
         except BaseException:
             _unlock(lock_fd)
             raise
@@ -235,8 +304,9 @@ class SessionStore:
         clock: Clock | None = None,
         buffer_bytes: int = DEFAULT_BUFFER_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        pack_chunks: bool = False,
     ) -> SessionStore:
-        """Reopen a session for writing: cut a torn tail, append and sync the closers of an orphaned turn."""
+        """Reopen a session for writing: cut what the reader dropped, append and sync the closers of an orphaned turn."""
         root = Path(directory)
         if not root.is_dir():
             raise SeqlogError(LibCode.SESSION_NOT_FOUND, f"{root}: no such session directory")
@@ -245,36 +315,47 @@ class SessionStore:
             for stale in root.glob("events*.tmp"):
                 stale.unlink()  # a create or upgrade that never renamed: nothing in it was committed
             path = _current_file(root)
-            loaded, complete, torn, open_frame = _read(path, clock)
+            disk = _read(path, clock)
+            loaded = disk.loaded
             if loaded.version != 1:
-                path = cls._write_upgrade(root, path, loaded)
+                path = cls._write_upgrade(root, path, loaded, pack_chunks)
+            elif disk.rewrite:
+                _write_new_file(path, _initial_contents(loaded.header, loaded.session.events, _is_zstd(path), pack_chunks))
             else:
-                cls._finish_tail(path, complete, torn, open_frame, loaded.closers)
+                cls._finish_tail(path, disk, pack_chunks)
             return cls(
-                root, path, loaded.session, lock_fd, loaded=loaded, buffer_bytes=buffer_bytes, max_line_bytes=max_line_bytes
+                root,
+                path,
+                loaded.session,
+                lock_fd,
+                loaded=loaded,
+                buffer_bytes=buffer_bytes,
+                max_line_bytes=max_line_bytes,
+                pack_chunks=pack_chunks,
             )
         except BaseException:
             _unlock(lock_fd)
             raise
 
     @staticmethod
-    def _write_upgrade(root: Path, source: Path, loaded: LoadedLog) -> Path:
+    def _write_upgrade(root: Path, source: Path, loaded: LoadedLog, pack_chunks: bool) -> Path:
         target = root / (UPGRADED_ZSTD_NAME if _is_zstd(source) else UPGRADED_PLAIN_NAME)
-        _write_new_file(target, _initial_contents(loaded.header, loaded.session.events, _is_zstd(target)))
+        _write_new_file(target, _initial_contents(loaded.header, loaded.session.events, _is_zstd(target), pack_chunks))
         return target
 
     @staticmethod
-    def _finish_tail(path: Path, complete: int, torn: bool, open_frame: bool, closers: tuple[Event, ...]) -> None:
-        """Cut a torn tail, end a frame a crash left open, append the closers; all durable before use."""
-        if not (torn or open_frame or closers):
+    def _finish_tail(path: Path, disk: _OnDisk, pack_chunks: bool) -> None:
+        """Cut what the reader dropped, end a frame a crash left open, append the closers; all durable before use."""
+        closers = disk.loaded.closers
+        if not (disk.cut or disk.open_frame or closers):
             return
         fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
         try:
-            if torn:
-                os.ftruncate(fd, complete)
+            if disk.cut:
+                os.ftruncate(fd, disk.keep_bytes)
             os.lseek(fd, 0, os.SEEK_END)
-            tail = END_BLOCK if open_frame else b""
-            body = b"".join(encode_event_line(closer) for closer in closers)
+            tail = END_BLOCK if disk.open_frame else b""
+            body = encode_rows(closers, pack_chunks=pack_chunks)
             if body:
                 tail += single_frame(body) if _is_zstd(path) else body
             _write_all(fd, tail)
@@ -295,7 +376,7 @@ class SessionStore:
                 raise SeqlogError(
                     LibCode.PAYLOAD_TOO_DEEP, f"event seq {event.seq} nests deeper than {MAX_NESTING} levels"
                 ) from None
-            line = encode_event_line(event)
+            line = encode_line(envelope) + b"\n"
         if len(line) > self._max_line_bytes:
             raise SeqlogError(
                 LibCode.PAYLOAD_TOO_LARGE, f"event seq {event.seq} is {len(line)} bytes; the limit is {self._max_line_bytes}"
@@ -305,6 +386,7 @@ class SessionStore:
     def accept(self, event: Event, encoded: bytes) -> None:
         """Buffer a committed event's line; sync at step and turn ends, spill when the buffer is full."""
         self._buffer.append(encoded)
+        self._buffered.append(event)
         self._buffered_bytes += len(encoded)
         self._buffered_events += 1
         if event.type in CHECKPOINT_TYPES:
@@ -328,16 +410,23 @@ class SessionStore:
     def _flush(self) -> None:
         if not self._buffer:
             return
-        payload = b"".join(self._buffer)
+        payload = self._packed() if self.pack_chunks else b"".join(self._buffer)
         if self._frames is not None:
             payload = self._frames.encode(payload)
         assert self._fd is not None
         _write_all(self._fd, payload)
         self._size += len(payload)
         self._buffer.clear()
+        self._buffered.clear()
         self._buffered_bytes = 0
         self._written += self._buffered_events
         self._buffered_events = 0
+
+    def _packed(self) -> bytes:
+        """The buffered events as stored rows, chunk runs packed; other events keep their prepared lines."""
+        records = [encode_event(event) for event in self._buffered]
+        lines = {id(record): line for record, line in zip(records, self._buffer, strict=True)}
+        return b"".join(lines.get(id(row)) or encode_line(row) + b"\n" for row in pack_chunk_runs(records))
 
     def _guarded(self, action: Any) -> None:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sessionlog_spec.suite.agent import layouts
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 from sessionlog_spec.vectors.drafts import steps
 from sessionlog_spec.vectors.drafts.repair import repaired
@@ -40,6 +41,52 @@ def torn_tails() -> list[Draft]:
     ]
 
 
+def streamed_log() -> list[dict[str, object]]:
+    """A closed turn whose answer streamed as a run of text chunks, then a compaction citing four seqs."""
+    b = SessionBuilder()
+    b.turn_start()
+    b.user_message("Explain the bug.")
+    b.step_start()
+    b.request_header({"config": {"provider": "p", "model": "m"}}, "initial")
+    for text in ("The ", "loop ", "never ", "ends."):
+        b.chunk(text)
+    b.assistant_message("The loop never ends.")
+    b.step_end()
+    b.turn_end()
+    b.turn_start()
+    nodes = b.state.surface.nodes
+    b.compaction(nodes[0], nodes[-1])
+    b.turn_end()
+    return b.events
+
+
+def on_disk() -> list[Draft]:
+    """The released physical form: packed chunk rows, range provenance, CRLF, recovery of a damaged tail."""
+    events = streamed_log()
+    plain = jsonl(events)
+    closed = scene("closed").events
+    lines = jsonl(closed).split("\n")[:-1]
+    damaged_row = "\n".join([*lines[:3], lines[3][: len(lines[3]) // 2], *lines[4:]]) + "\n"
+    uncommitted = "\n".join([*lines, '{"type":"session/title","seq":', lines[-1]]) + "\n"
+    no_depth = {k: v for k, v in DEFAULT_LINE.items() if k != "delegationDepth"}
+    return [
+        case(FILE, "packed-chunk-rows", "INV-JSONL-9 INV-JSONL-2", "a run of four text chunks stored as one text-chunks row",
+             steps.load(layouts.packed(plain)), steps.save()),
+        case(FILE, "range-provenance", "INV-JSONL-10", "a compaction whose sourceEventSeqs are stored as ranges",
+             steps.load(layouts.ranged(plain))),
+        case(FILE, "packed-and-ranged", "INV-JSONL-9 INV-JSONL-10", "both compact forms in one log",
+             steps.load(layouts.packed(layouts.ranged(plain)))),
+        case(FILE, "crlf-line-ends", "INV-JSONL-4", "CRLF line ends: CR is JSON whitespace", steps.load(layouts.crlf(plain))),
+        case(FILE, "damaged-tail-dropped", "INV-JSONL-3", "an unparsable row after the last turn/end is dropped with its suffix",
+             steps.load(uncommitted)),
+        case(FILE, "damaged-committed-row-refused", "INV-JSONL-4",
+             "a torn row followed by a turn/end is committed damage: the log is refused naming the row",
+             steps.seed([]), steps.load(damaged_row)),
+        case(FILE, "header-without-delegation-depth", "INV-JSONL-1", "the header line lacks the required delegationDepth",
+             steps.seed([]), steps.load(jsonl(closed, no_depth))),
+    ]
+
+
 def drafts() -> list[Draft]:
     """The JSONL vectors."""
     crashed = scene("pending-call").events
@@ -50,6 +97,7 @@ def drafts() -> list[Draft]:
     gap = [closed[0], *closed[2:]]
     return [
         *torn_tails(),
+        *on_disk(),
         case(FILE, "header-only", "INV-JSONL-1", "a log of just its header line is an empty session", steps.load(jsonl([]))),
         case(FILE, "header-every-member", "INV-JSONL-1", "a header line with every known member",
              steps.load(jsonl(closed, FULL_LINE)), ),
