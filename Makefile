@@ -28,12 +28,16 @@ source-links: install
 	for entry in spec/*; do ln -s "$(CURDIR)/$$entry" $(SOURCE_LINKS)/; done
 	ln -s "$(CURDIR)/model" $(SOURCE_LINKS)/model
 
-## The upstream TypeScript port's pinned packages (npm ci from the lock file).
+## The upstream TypeScript ports' pinned packages (npm ci from the lock files).
 NODE_STAMP := ports/dsh-session/node_modules/.package-lock.json
 $(NODE_STAMP): ports/dsh-session/package-lock.json
 	cd ports/dsh-session && npm ci --no-audit --no-fund
 
-node-deps: $(NODE_STAMP)
+FORMAT_STAMP := ports/dsh-format/node_modules/.package-lock.json
+$(FORMAT_STAMP): ports/dsh-format/package-lock.json
+	cd ports/dsh-format && npm ci --no-audit --no-fund
+
+node-deps: $(NODE_STAMP) $(FORMAT_STAMP)
 
 ## The main job: the conformance suite (ci profile) against the bundled Python port.
 check: install
@@ -64,11 +68,16 @@ nightly: install
 clean:
 	rm -rf $(VENV) .hypothesis .mypy_cache .ruff_cache reports
 
-## The published upstream TypeScript package @deepseek-ai/dsh-session (ports/dsh-session) against the
-## suite.  Its known divergences are expected failures: the run is green on today's divergences and
-## turns red when upstream changes either way (docs/conformance/dsh-session.md).
+## The published upstream TypeScript packages against the suite: @deepseek-ai/dsh-session with its JSONL
+## backend and compaction (ports/dsh-session, Node 22 from the npm registry) and the v0-to-v1 format edge
+## (ports/dsh-format).  Their known divergences are expected failures, and every question of the divergence
+## catalogue is pinned: the run is green on today's divergences and turns red when upstream or the model
+## changes either way (docs/conformance/dsh-session.md, dsh-format.md, deviations.md).
 UPSTREAM_DSH := ports/dsh-session
+
+UPSTREAM_FORMAT := ports/dsh-format
 
 .PHONY: check-upstream
 check-upstream: install node-deps
 	$(BIN)/python -m sessionlog_spec check --driver "node $(UPSTREAM_DSH)/driver.mjs" --profile ci --expect-fail $(UPSTREAM_DSH)/expected-failures.json
+	$(BIN)/python -m sessionlog_spec check --driver "node $(UPSTREAM_FORMAT)/driver.mjs" --profile ci --expect-fail $(UPSTREAM_FORMAT)/expected-failures.json

@@ -154,7 +154,7 @@ class RowScanner:
     def feed(self, number: int, line: str) -> Violation | None:
         """Read line ``number``; the refusal of the whole log, or ``None`` to go on."""
         parsed = parse_json(line)
-        decoded = parsed if isinstance(parsed, str) else row_events(parsed)
+        decoded = parsed if isinstance(parsed, str) else row_events(parsed, len(self.events))
         if self.issue is not None:
             # Past the damage only a turn/end matters.  After an unparsable line, one that parses
             # proves the damage committed (the released line scanner judges the parsed row); after

@@ -107,44 +107,60 @@ def _chunk(row_type: str, data: Mapping[str, object], member: str) -> dict[str, 
     return {"type": PACKED_ROW_CHUNKS[row_type], "index": data["index"], "text": member}
 
 
-def expand_seq_ranges(value: object, max_entries: int) -> tuple[int, ...] | str:
-    """``sourceEventSeqs`` with ``[start, end]`` ranges expanded, or why the list is faulty.
+def seq_spans(value: object, max_entries: int) -> tuple[tuple[int, int], ...] | str:
+    """``sourceEventSeqs`` as spans ``(first, last)`` (a plain seq is a span of one), or why the list
+    is faulty.
 
     The released ``decodeSeqRanges``: the expanded list is at most ``max_entries`` (the event's own
-    seq) long, and once any range is used it must be strictly increasing.
+    seq) long, and once any range is used it must be strictly increasing.  Checked arithmetically,
+    so a forged range costs nothing until the row is kept.
     """
     if not isinstance(value, list | tuple):
         return "sourceEventSeqs must be an array"
-    out: list[int] = []
+    spans: list[tuple[int, int]] = []
+    count = 0
     ranged = False
+    increasing = True
     for entry in value:
         if is_number(entry):
-            if len(out) >= max_entries:
+            if count >= max_entries:
                 return "sourceEventSeqs exceeds its event seq"
             if not is_safe_natural(entry):
                 return "sourceEventSeqs member must be a non-negative safe integer"
-            out.append(int(entry))  # type: ignore[call-overload]
-            continue
-        if not isinstance(entry, list | tuple) or len(entry) != 2:
-            return "sourceEventSeqs range must be a [start, end] pair"
-        start, end = entry
-        if not is_safe_natural(start) or not is_safe_natural(end):
-            return "sourceEventSeqs range bounds must be non-negative safe integers"
-        first, last = int(start), int(end)
-        if last < first or last - first + 1 > max_entries - len(out):
-            return "sourceEventSeqs range exceeds its event seq"
-        out.extend(range(first, last + 1))
-        ranged = True
-    if ranged and any(b <= a for a, b in itertools.pairwise(out)):
+            first = last = int(entry)  # type: ignore[call-overload]
+        else:
+            if not isinstance(entry, list | tuple) or len(entry) != 2:
+                return "sourceEventSeqs range must be a [start, end] pair"
+            start, end = entry
+            if not is_safe_natural(start) or not is_safe_natural(end):
+                return "sourceEventSeqs range bounds must be non-negative safe integers"
+            first, last = int(start), int(end)
+            if last < first or last - first + 1 > max_entries - count:
+                return "sourceEventSeqs range exceeds its event seq"
+            ranged = True
+        increasing = increasing and (not spans or first > spans[-1][1])
+        count += last - first + 1
+        spans.append((first, last))
+    if ranged and not increasing:
         return "sourceEventSeqs ranges must be strictly increasing"
-    return tuple(out)
+    return tuple(spans)
 
 
-def row_events(value: object) -> tuple[Record, ...] | str:
+def expand_seq_ranges(value: object, max_entries: int) -> tuple[int, ...] | str:
+    """``sourceEventSeqs`` with ``[start, end]`` ranges expanded, or why the list is faulty."""
+    spans = seq_spans(value, max_entries)
+    if isinstance(spans, str):
+        return spans
+    return tuple(seq for first, last in spans for seq in range(first, last + 1))
+
+
+def row_events(value: object, next_seq: int | None = None) -> tuple[Record, ...] | str:
     """The events one parsed row stands for, or why the row is faulty.
 
     A plain event row is passed through unjudged (the format's own validation judges it later),
-    except that range-encoded provenance is expanded.
+    except that range-encoded provenance is expanded, once the row's seq is ``next_seq`` (when
+    given): a row off the sequence is dropped or refused anyway, and expanding its ranges first
+    would let a forged seq claim any amount of memory.
     """
     if not isinstance(value, Mapping):
         return "is not a JSON object"
@@ -156,10 +172,12 @@ def row_events(value: object) -> tuple[Record, ...] | str:
     seq = value.get("seq")
     if not is_safe_natural(seq):
         return "seq must be a non-negative safe integer"
-    sources = expand_seq_ranges(value["sourceEventSeqs"], int(seq))  # type: ignore[call-overload]
-    if isinstance(sources, str):
-        return sources
-    return ({**value, "sourceEventSeqs": list(sources)},)
+    spans = seq_spans(value["sourceEventSeqs"], int(seq))  # type: ignore[call-overload]
+    if isinstance(spans, str):
+        return spans
+    if next_seq is not None and seq != next_seq:
+        return (value,)
+    return ({**value, "sourceEventSeqs": [s for first, last in spans for s in range(first, last + 1)]},)
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -175,9 +193,11 @@ def _packable_kind(record: Record) -> str | None:
     if not isinstance(data, Mapping) or set(data) != {"turn", "step", "chunk"}:
         return None
     chunk = data["chunk"]
-    if not is_number(data["turn"]) or not is_number(data["step"]) or not isinstance(chunk, Mapping):
+    # Upstream's writer packs any number here and any call id, which its own codec then refuses;
+    # this writer packs only what the codec reads back.
+    if not is_safe_natural(data["turn"]) or not is_safe_natural(data["step"]) or not isinstance(chunk, Mapping):
         return None
-    if not is_number(chunk.get("index")):
+    if not is_safe_natural(chunk.get("index")):
         return None
     kind = chunk.get("type")
     if kind in ("text-delta", "reasoning-delta"):
@@ -186,7 +206,7 @@ def _packable_kind(record: Record) -> str | None:
         keys = set(chunk)
         plain = keys == {"type", "index", "id", "argumentsDelta"}
         named = keys == {"type", "index", "id", "name", "argumentsDelta"} and isinstance(chunk["name"], str)
-        strings = isinstance(chunk["id"], str) and isinstance(chunk["argumentsDelta"], str)
+        strings = isinstance(chunk["id"], str) and chunk["id"] != "" and isinstance(chunk["argumentsDelta"], str)
         return "tool-call-delta" if (plain or named) and strings else None
     return None
 

@@ -47,7 +47,7 @@ def _proves_commit(value: object, after_unparsable: bool) -> bool:
     unless the damage was a line that was not JSON at all)."""
     if not (isinstance(value, Mapping) and value.get("type") == "turn/end"):
         return False
-    return after_unparsable or not isinstance(row_events(value), str)
+    return after_unparsable or not isinstance(row_events(value, next_seq=-1), str)  # -1: validate, never expand
 
 
 def only_uncommitted_suffix_dropped(text: str, result: DecodedLog) -> bool:

@@ -9,8 +9,8 @@ import pytest
 from model_cases import code_of, ev, realistic, session, user
 
 from sessionlog_spec.contracts.jsonl import decode_jsonl, encode_jsonl, load_session
-from sessionlog_spec.model.event import encode_event
-from sessionlog_spec.model.json_value import freeze, thaw
+from sessionlog_spec.model.event import Event, decode_event, encode_event
+from sessionlog_spec.model.json_value import as_object, freeze, thaw
 from sessionlog_spec.model.jsonl import DecodedLog
 from sessionlog_spec.model.load import LoadedSession, save_session
 from sessionlog_spec.model.violation import Code, Violation
@@ -507,3 +507,28 @@ def test_inv_jsonl_4_after_a_row_the_codec_refused_only_a_decodable_turn_end_pro
     bad_end = {**TURN[1], "sourceEventSeqs": [[1, 0]]}
     decoded = decode_jsonl(line(HEADER) + line(TURN[0]) + line(bad_row) + line(bad_end))
     assert isinstance(decoded, DecodedLog) and decoded.dropped_from_line == 3 and len(decoded.events) == 1
+
+
+def test_inv_jsonl_10_a_forged_range_on_a_row_off_the_sequence_is_never_expanded() -> None:
+    """A row claiming seq 2^53 - 1 with one range over all of it is a gap, read in constant memory."""
+    huge = 2**53 - 1
+    forged = {**_user(huge), "sourceEventSeqs": [[0, huge - 1]]}
+    decoded = decode_jsonl(text(_user(0)) + line(forged))
+    assert isinstance(decoded, DecodedLog) and decoded.dropped_from_line == 3 and len(decoded.events) == 1
+
+
+def test_inv_jsonl_2_packed_writing_reads_back_and_packs_only_what_the_codec_reads() -> None:
+    """Runs of three or more become rows; a run the codec would refuse (an empty call id) stays unpacked."""
+    chunks = [chunk(2 + k, 10 + k, str(k), "tool-call-delta") for k in range(3)]
+    stored = encode_jsonl(as_object(freeze(HEADER)), [decode_or_fail(e) for e in [*STEP_OPEN, *chunks]], packed=True)
+    assert stored.count("\n") == 4 and '"tool-call-chunks"' in stored
+    empty_id = [{**c, "data": {**c["data"], "chunk": {**c["data"]["chunk"], "id": ""}}} for c in chunks]
+    unpacked = encode_jsonl(as_object(freeze(HEADER)), [decode_or_fail(e) for e in [*STEP_OPEN, *empty_id]], packed=True)
+    assert unpacked.count("\n") == 6
+
+
+def decode_or_fail(raw: dict[str, Any]) -> Event:
+    """A raw event decoded by the model's envelope decoder."""
+    event = decode_event(raw)
+    assert isinstance(event, Event), event
+    return event

@@ -1,20 +1,28 @@
-"""Catalogue every divergence of the upstream driver, one minimal replayable case per divergence.
+"""Catalogue every divergence of a driver from the model, one minimal replayable case per divergence.
 
 The conformance run stops each group at its first (shrunk) disagreement, so one divergence hides
-the others of its group.  This tool asks the questions one at a time instead: for each invalid
-candidate the suite's machines inject (:data:`sessionlog_spec.suite.agent.candidates.MUTATIONS`, per group exactly the
-machine's ``injections``) and for a few valid probes, from several realistic builder states, it
-sends the smallest transcript that poses the question (``reset``, ``seed`` with the state's log,
-the candidate, ``state``) to the model and to ``node ports/dsh-session/driver.mjs``, judges each
-exchange with the suite's own :func:`sessionlog_spec.suite.agreement.compare`, and writes every disagreement as a
-``sessionlog-case/1`` file that ``python -m sessionlog_spec replay FILE --driver ...`` re-runs.
+the others of its group.  This tool asks the questions one at a time instead, of any driver, for
+every group the driver declares:
+
+* the invalid candidates the suite's machines inject (per group exactly the machine's
+  ``injections``), from several realistic builder states, and a few valid probes;
+* the stored texts of every state in every layout a released writer uses and after every crash
+  (``jsonl`` through ``load``, ``read`` through ``read``), and every state's log written as v0 in
+  each legacy style (``legacy``);
+* every conformance vector the driver can run.
+
+Each question is the smallest transcript that poses it, sent to the model and to the driver and
+judged with the suite's own :func:`sessionlog_spec.suite.agreement.compare`; each divergence is
+written as a ``sessionlog-case/1`` file that ``python -m sessionlog_spec replay FILE --driver ...``
+re-runs, and classified against ``docs/conformance/deviations.md`` (a deviation row, a known model
+gap, or a driver note); anything else is ``unexplained``.
 
 Run from the repository root::
 
-    .venv/bin/python ports/dsh-session/divergences.py [--cases-dir docs/conformance/cases] [--json OUT]
+    .venv/bin/python -m dsh_upstream.divergences [--driver CMD] [--json OUT] [--check SAVED.json]
 
-It prints one row per question: the group, the candidate, the model's code and what upstream did
-(``agree``, ``agree*`` when both refuse but with different codes, or the mismatch kind).
+It prints one row per question: the group, the candidate, the model's code and what the driver did
+(``agree``, ``agree*`` when both refuse but with different codes, or the mismatch kind) and its class.
 """
 
 from __future__ import annotations
@@ -22,26 +30,38 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
+import shlex
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hypothesis import strategies as st
+
 from sessionlog_spec.protocol.messages import Ok, Port, Refused, Reply
+from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER
+from sessionlog_spec.suite.agent import layouts
 from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session
-from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.agent.legacy_forms import FORMS, v0_events
 from sessionlog_spec.suite.agreement import Mismatch, compare
 from sessionlog_spec.suite.exchange import Exchange
 from sessionlog_spec.suite.machines import Disagreement
-from sessionlog_spec.suite.machines.pure import RepairMachine, SurfaceMachine
+from sessionlog_spec.suite.machines.agent import AgentMachine
+from sessionlog_spec.suite.machines.jsonl import CRASHES, JsonlMachine, crashed_text
+from sessionlog_spec.suite.machines.legacy import LegacyMachine, stored_text
+from sessionlog_spec.suite.machines.pure import CompactionMachine, RepairMachine, SurfaceMachine
+from sessionlog_spec.suite.machines.read import ReadMachine
 from sessionlog_spec.suite.machines.session import SessionMachine
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.output.cases import case_json
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
 from sessionlog_spec.suite.rule_table import CODE_OWNERS
+from sessionlog_spec.vectors.format import LARGE, load_all
+from sessionlog_spec.vectors.realistic import expand_step
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "ports" / "dsh-session"
@@ -78,7 +98,19 @@ def states() -> dict[str, SessionBuilder]:
     after_step.tool_call("call-z")
     after_step.tool_result("call-z")
     after_step.step_end()
+    streamed = realistic_session(turns=1)
+    streamed.turn_start()
+    streamed.user_message("Explain the failure.")
+    streamed.step_start()
+    streamed.request_header(basic_header(), "resume")
+    for text in ("The ", "loop ", "never ", "ends."):
+        streamed.chunk(text)
+    streamed.assistant_message("The loop never ends.", ["call-s"])
+    streamed.tool_call("call-s")
+    streamed.tool_result("call-s")
+    streamed.step_end()
     built = {
+        "streamed": streamed,
         "mid-step": mid,
         "between-turns": between,
         "open-turn": open_turn,
@@ -91,9 +123,12 @@ def states() -> dict[str, SessionBuilder]:
     return built
 
 
-@dataclass(frozen=True)
+Request = tuple[str, dict[str, Any]]
+
+
+@dataclass
 class Question:
-    """One candidate to put to both ports, in one group, from one state."""
+    """One question to put to both ports, in one group, from one state."""
 
     group: str
     name: str
@@ -103,6 +138,8 @@ class Question:
     candidate: Any
     expected_code: str | None
     """The code the model refuses with, or ``None`` for a valid probe."""
+    requests: list[Request] | None = None
+    """The transcript, when it is not the group's default one for ``events`` plus ``candidate``."""
 
 
 def probes(builders: dict[str, SessionBuilder]) -> Iterator[Question]:
@@ -155,15 +192,27 @@ def probes(builders: dict[str, SessionBuilder]) -> Iterator[Question]:
     yield Question("session", "probe_negative_time_in_seed", "seed", "mid-step", [], [*log, negative], "ENVELOPE_BAD_TIME")
 
 
-def questions(builders: dict[str, SessionBuilder]) -> Iterator[Question]:
-    """Every injection of the session, surface and repair machines, from every state it applies to."""
-    machines: list[tuple[str, tuple[Mutation, ...]]] = [
-        ("session", SessionMachine.injections),
-        ("surface", SurfaceMachine.injections),
-        ("repair", RepairMachine.injections),
-    ]
-    for group, injections in machines:
-        for mutation in injections:
+INJECTING: dict[str, type[AgentMachine]] = {
+    "session": SessionMachine,
+    "surface": SurfaceMachine,
+    "repair": RepairMachine,
+    "compaction": CompactionMachine,
+    "jsonl": JsonlMachine,
+    "read": ReadMachine,
+    "legacy": LegacyMachine,
+}
+"""The machines whose injections are asked, per group."""
+TEXT_VARIANTS = 4
+"""How many drawn variants of each crash a state's stored text is asked in."""
+
+
+def candidates(builders: dict[str, SessionBuilder], groups: Sequence[str]) -> Iterator[Question]:
+    """Every injection of each group's machine, from every state it applies to."""
+    for group in groups:
+        machine = INJECTING.get(group)
+        if machine is None:
+            continue
+        for mutation in machine.injections:
             for state, builder in builders.items():
                 seen: list[Any] = []
                 for variant in range(VARIANTS):
@@ -174,19 +223,137 @@ def questions(builders: dict[str, SessionBuilder]) -> Iterator[Question]:
                     events = [] if mutation.context == "seed" else builder.events
                     name = mutation.name if len(seen) == 1 else f"{mutation.name}#{len(seen)}"
                     yield Question(group, name, mutation.context, state, events, candidate, mutation.code.value)
-    yield from probes(builders)
 
 
-def transcript(question: Question) -> list[tuple[str, dict[str, Any]]]:
+class SeededDraws:
+    """Stands in for Hypothesis' ``data`` object outside a test: each draw is an example of its
+    strategy from a seeded ``random.Random``, so a question is the same on every run."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def draw(self, strategy: st.SearchStrategy[Any], label: str = "") -> Any:
+        return _seeded_example(strategy, self.rng)
+
+
+def _seeded_example(strategy: st.SearchStrategy[Any], rng: random.Random) -> Any:
+    """A value of the small strategies the crash functions draw from (integers, sampled_from)."""
+    wrapped = getattr(strategy, "wrapped_strategy", strategy)
+    elements = getattr(wrapped, "elements", None)
+    if elements is not None:
+        return rng.choice(list(elements))
+    start, end = getattr(wrapped, "start", None), getattr(wrapped, "end", None)
+    if isinstance(start, int) and isinstance(end, int):
+        return rng.randint(start, end)
+    raise TypeError(f"cannot draw from {strategy!r} outside a test")
+
+
+def stored_texts(builders: dict[str, SessionBuilder]) -> Iterator[tuple[str, str, str]]:
+    """``(state, name, text)``: each state's stored log, in every layout and after every crash."""
+    for state, builder in builders.items():
+        header = {**DEFAULT_HEADER, "id": f"divergence-{state}"}
+        text = stored_text({"header": header, "events": builder.events})
+        yield state, "plain", text
+        for name, layout in sorted(layouts.LAYOUTS.items()):
+            yield state, f"layout-{name}", layout(text)
+        for crash in CRASHES:
+            for variant in range(TEXT_VARIANTS):
+                drawn = crashed_text(text, header, SeededDraws(variant), crash)  # type: ignore[arg-type]
+                yield state, f"crash-{crash}#{variant}", drawn
+
+
+def text_questions(builders: dict[str, SessionBuilder], groups: Sequence[str]) -> Iterator[Question]:
+    """Stored texts through ``load`` (jsonl) and ``read``; v0 logs through ``upgrade_v0`` (legacy)."""
+    for state, name, text in stored_texts(builders):
+        expected = _model_code("read", {"jsonl": text})
+        if "jsonl" in groups and "session" in groups:
+            requests: list[Request] = [("reset", {}), ("load", {"jsonl": text}), ("state", {})]
+            yield Question("jsonl", f"stored-{name}", "load", state, [], text, expected, requests)
+        if "read" in groups:
+            yield Question("read", f"stored-{name}", "read", state, [], text, expected, [("read", {"jsonl": text})])
+    if "legacy" not in groups:
+        return
+    for state, builder in builders.items():
+        header = {**DEFAULT_HEADER, "id": f"legacy-{state}", "version": 0}
+        for style in [frozenset(), *(frozenset({form}) for form in FORMS), frozenset(FORMS)]:
+            log = {"header": header, "events": v0_events(builder.events, style)}
+            name = "v0-" + ("+".join(sorted(style)) or "canonical")
+            expected = _model_code("upgrade_v0", {"log": log})
+            yield Question("legacy", name, "upgrade", state, [], log, expected, [("upgrade_v0", {"log": log})])
+            if "read" in groups:
+                text = stored_text(log)
+                read_code = _model_code("read", {"jsonl": text})
+                yield Question("read", name, "read", state, [], text, read_code, [("read", {"jsonl": text})])
+
+
+def vector_questions(groups: Sequence[str]) -> Iterator[Question]:
+    """Every conformance vector whose groups the driver declares (a reader-only driver reads the
+    stored texts of ``jsonl`` vectors)."""
+    for stem, document in load_all().items():
+        if stem == LARGE:
+            continue
+        for case in document["cases"]:
+            requests = [_request(step) for step in case["input"]]
+            expected = None if case["expected"]["ok"] else case["expected"]["code"]
+            if all(g in groups for g in case["requires"]):
+                if "session" in groups:
+                    requests = [("reset", {}), *requests]
+                    if not case["expected"]["ok"] and requests[-1][0] in ("seed", "append", "load"):
+                        requests.append(("state", {}))
+                group = case["requires"][-1] if case["requires"] else stem
+                yield Question(group, case["id"], "vector", stem, [], None, expected, requests)
+            elif "read" in groups and set(case["requires"]) <= {"session", "jsonl"}:
+                for index, (op, args) in enumerate(requests):
+                    if op == "load":
+                        code = _model_code("read", args)
+                        yield Question("read", f"{case['id']}#{index}", "vector", stem, [], args["jsonl"], code, [("read", args)])
+
+
+def _request(step: Mapping[str, Any]) -> Request:
+    request = dict(expand_step(step))
+    op = request.pop("op")
+    return op, request
+
+
+def _model_code(op: str, args: dict[str, Any]) -> str | None:
+    reply = InProcessPort(Oracle()).call(op, **args)
+    return reply.code if isinstance(reply, Refused) else None
+
+
+def questions(
+    builders: dict[str, SessionBuilder], groups: Sequence[str] = ("session", "surface", "repair")
+) -> Iterator[Question]:
+    """Every question for a driver that declares ``groups``."""
+    yield from candidates(builders, groups)
+    if "session" in groups:
+        yield from probes(builders)
+    yield from text_questions(builders, groups)
+    yield from vector_questions(groups)
+
+
+def transcript(question: Question) -> list[Request]:
     """The requests that put ``question``."""
+    if question.requests is not None:
+        return question.requests
+    events, candidate = question.events, question.candidate
+    if question.group == "read":
+        return [("read", {"jsonl": candidate if question.context == "load" else stored_text(candidate)})]
+    if question.context == "upgrade":
+        return [("upgrade_v0", {"log": candidate})]
     if question.group == "surface":
-        return [("fold_surface", {"events": [*question.events, question.candidate]})]
+        return [("fold_surface", {"events": [*events, candidate]})]
     if question.group == "repair":
-        return [("repair", {"events": [*question.events, question.candidate]})]
-    requests: list[tuple[str, dict[str, Any]]] = [("reset", {})]
+        return [("repair", {"events": [*events, candidate]})]
+    if question.group == "compaction":
+        if question.context == "cuts":
+            return [("cuts", {"events": list(events), "seq": candidate})]
+        return [("cuts", {"events": [*events, candidate]})]
+    requests: list[Request] = [("reset", {})]
+    if question.context == "load":
+        return [*requests, ("load", {"jsonl": candidate}), ("state", {})]
     if question.context == "seed":
-        return [*requests, ("seed", {"events": question.candidate}), ("state", {})]
-    requests += [("seed", {"events": question.events}), ("append", {"event": question.candidate}), ("state", {})]
+        return [*requests, ("seed", {"events": candidate}), ("state", {})]
+    requests += [("seed", {"events": events}), ("append", {"event": candidate}), ("state", {})]
     return requests
 
 
@@ -201,6 +368,8 @@ class Outcome:
     exchanges: list[Exchange]
     mismatch: Mismatch | None
     case_file: Path | None = None
+    explained: str = ""
+    """``agree``, ``agree*``, the deviation or gap that explains a divergence, or ``unexplained``."""
 
 
 def ask(question: Question, upstream: Port) -> Outcome:
@@ -212,7 +381,7 @@ def ask(question: Question, upstream: Port) -> Outcome:
     for op, args in transcript(question):
         expected, actual = oracle.call(op, **args), upstream.call(op, **args)
         exchanges.append(Exchange(op, args, expected, actual))
-        if op in ("append", "fold_surface", "repair") or (op == "seed" and question.context == "seed"):
+        if op not in ("reset", "state") and not (op == "seed" and question.context != "seed"):
             asked = actual
         mismatch = compare(op, expected, actual, strict_codes=False, header_observed=True)
         if mismatch is not None:
@@ -240,13 +409,67 @@ def write_case(outcome: Outcome, upstream: Port, directory: Path) -> Path:
     failure = Disagreement(q.group, outcome.mismatch, outcome.exchanges, rule="inject", invariants=invariants, codes=codes)
     document = case_json(failure, upstream.hello, strict_codes=False, steps_shown=[f"{q.name} from the {q.state} state"])
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{q.group}-{q.name.split('#')[0]}-{outcome.verdict}.json"
+    stem = q.name.split('#')[0].replace('/', '_')
+    path = directory / f"{q.group}-{stem}-{outcome.verdict}.json"
     path.write_text(json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1) + "\n", encoding="utf-8")
     return path
 
 
+@dataclass(frozen=True)
+class Explanation:
+    """A known reason for divergences: a row of ``docs/conformance/deviations.md`` (``D…``), a known
+    model gap (``gap:…``) or a driver note (``driver:…``), recognised by what the driver said."""
+
+    label: str
+    pattern: str
+    """A regular expression searched in the driver's reply (its code and message, or ``accepted``)
+    and the question's name."""
+
+
+EXPLANATIONS = (
+    Explanation("D1", r"^(session|read|jsonl) .*(header_delta|mode_set|fallback).*(UNKNOWN_EVENT_TYPE|UNMAPPED)"),
+    Explanation(
+        "gap:edge",
+        r"trigger must be|surfaceOp marker|steering|legacy-(retry|compaction)|v0-non-canonical|n6-canonical|"
+        r"error step must be",
+    ),
+    Explanation(
+        "gap:payloads",
+        r"lacks required member|has unexpected member|must be one of|must be a (string|boolean|JSON object|non-empty)|"
+        r"must contain|tools must|data must|is not a JSON object|must be an array|adapterDefaults",
+    ),
+    Explanation(
+        "gap:relationships",
+        r"advertised tool call|unresolved tool call|compaction (lifecycle|owner|span)|retry chain|retryId|"
+        r"dispatch|command/done|title source|delivery",
+    ),
+    Explanation(
+        "gap:invented",
+        r"\b(REPLACE_SPLITS_TOOL_PAIR|TOOL_PAIRING_NEGATIVE|ENVELOPE_BAD_TIME|HEADER_NOT_CANONICAL|"
+        r"TURN_END_REASON_INVALID|END_SEED_INVALID|STEP_NUMBER|TURN_NUMBER) accepted-invalid",
+    ),
+    Explanation("driver:json-numbers", r"unsafe integer|outside the safe range|negative zero|rounds"),
+)
+
+
+def explain(outcome: Outcome, notes: Sequence[Explanation] = ()) -> str:
+    """The class of one outcome: agreement, a known reason, or ``unexplained``."""
+    if outcome.mismatch is None:
+        return outcome.verdict
+    q = outcome.question
+    text = f"{q.group} {q.name} {q.expected_code or 'accepts'} {outcome.verdict} {outcome.upstream}"
+    for explanation in (*EXPLANATIONS, *notes):
+        if re.search(explanation.pattern, text, re.IGNORECASE):
+            return explanation.label
+    return "unexplained"
+
+
+DEFAULT_DRIVER = f"node {HERE / 'driver.mjs'}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--driver", default=DEFAULT_DRIVER, help="the driver command (default: the dsh-session driver)")
     parser.add_argument("--cases-dir", type=Path, default=ROOT / "docs" / "conformance" / "cases" / "candidates")
     parser.add_argument("--json", type=Path, help="also write every outcome as JSON")
     parser.add_argument(
@@ -255,23 +478,33 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SAVED.json",
         help="fail when a verdict differs from a saved --json catalogue (no case files)",
     )
+    parser.add_argument("--quiet", action="store_true", help="print only the counts")
+    parser.add_argument(
+        "--notes",
+        type=Path,
+        help="the driver's own notes: a JSON list of {label, pattern, reason} for what it cannot express",
+    )
     args = parser.parse_args(argv)
-    node = shutil.which("node")
-    if node is None or not (HERE / "node_modules" / "@deepseek-ai" / "dsh-session").is_dir():
-        print("needs node and ports/dsh-session/node_modules (cd ports/dsh-session && npm ci)", file=sys.stderr)
+    command = shlex.split(args.driver)
+    if not command or shutil.which(command[0]) is None:
+        print(f"cannot run the driver {args.driver!r}", file=sys.stderr)
         return 2
-    upstream = SubprocessPort([node, str(HERE / "driver.mjs")], timeout=30.0)
+    notes = [Explanation(n["label"], n["pattern"]) for n in json.loads(args.notes.read_text())] if args.notes else []
+    upstream = SubprocessPort(command, timeout=60.0)
     outcomes: list[Outcome] = []
     try:
-        for question in questions(states()):
-            outcomes.append(ask(question, upstream))
+        groups = tuple(upstream.hello.capabilities)
+        for question in questions(states(), groups):
+            outcome = ask(question, upstream)
+            outcome.explained = explain(outcome, notes)
+            outcomes.append(outcome)
         if args.check is not None:
             changed = changes(json.loads(args.check.read_text(encoding="utf-8")), outcomes)
             for line in changed:
                 print(line)
             print(f"{len(outcomes)} questions, {len(changed)} verdict(s) changed since {args.check}")
             return 1 if changed else 0
-        # One case file per divergent mutation and kind of mismatch: the first variant and state that show it.
+        # One case file per divergent question name and kind of mismatch: the first variant and state that show it.
         written: set[tuple[str, str, str]] = set()
         for outcome in outcomes:
             key = (outcome.question.group, outcome.question.name.split("#")[0], outcome.verdict)
@@ -280,10 +513,30 @@ def main(argv: list[str] | None = None) -> int:
                 written.add(key)
     finally:
         upstream.close()
-    print_table(outcomes)
+    if not args.quiet:
+        print_table(outcomes)
+    print_counts(outcomes)
     if args.json:
         args.json.write_text(json.dumps([summary(o) for o in outcomes], indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def print_counts(outcomes: list[Outcome], out: Callable[[str], None] = print) -> None:
+    """Per group: questions, agree, same refusal with another code, diverge; and divergences per class."""
+    groups = sorted({o.question.group for o in outcomes})
+    out("| group | questions | agree | agree* (other code) | diverge |")
+    out("|---|---|---|---|---|")
+    for group in [*groups, "all"]:
+        items = [o for o in outcomes if group in ("all", o.question.group)]
+        agree = sum(o.verdict == "agree" for o in items)
+        other = sum(o.verdict == "agree*" for o in items)
+        out(f"| {group} | {len(items)} | {agree} | {other} | {len(items) - agree - other} |")
+    classes: dict[str, int] = {}
+    for o in outcomes:
+        if o.mismatch is not None:
+            classes[o.explained] = classes.get(o.explained, 0) + 1
+    out("")
+    out("divergences by class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
 
 
 def changes(saved: list[dict[str, Any]], outcomes: list[Outcome]) -> list[str]:
@@ -310,6 +563,7 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "state": q.state,
         "model": q.expected_code or "accepts",
         "verdict": outcome.verdict,
+        "class": outcome.explained,
         "upstream": outcome.upstream,
         "case": None if outcome.case_file is None else outcome.case_file.name,
     }

@@ -136,10 +136,24 @@ class SessionBuilder:
         return self.event("assistant/chunk", {"turn": trace.open_turn, "step": trace.open_step, "chunk": chunk}, commit)
 
     def tool_call(self, call_id: str, commit: bool = True) -> RawEvent:
-        """Record that the tool call ``call_id`` started."""
+        """Record that the tool call ``call_id`` started, with the name and arguments it was asked with
+        (a released reader binds a ``tool/call`` to its advertised call by all three)."""
         trace = self.state.trace
-        data = {"turn": trace.open_turn, "step": trace.open_step, "callId": call_id, "name": "read_file", "arguments": "{}"}
+        name, arguments = self.advertised_call(call_id) or ("read_file", "{}")
+        data = {"turn": trace.open_turn, "step": trace.open_step, "callId": call_id, "name": name, "arguments": arguments}
         return self.event("tool/call", data, commit)
+
+    def advertised_call(self, call_id: str) -> tuple[Any, Any] | None:
+        """The name and arguments of the latest assistant message's tool-call block ``call_id``."""
+        for event in reversed(self.state.events):
+            if event.type != "assistant/message" or not isinstance(event.data, Mapping):
+                continue
+            message = event.data.get("message")
+            content = message.get("content") if isinstance(message, Mapping) else None
+            for block in content if isinstance(content, tuple) else ():
+                if isinstance(block, Mapping) and block.get("type") == "tool-call" and block.get("id") == call_id:
+                    return thaw(block.get("name")), thaw(block.get("arguments"))
+        return None
 
     def tool_result_data(self, call_id: str, text: str, is_error: bool = False) -> dict[str, Any]:
         """The payload of a tool result for ``call_id`` in the open step."""

@@ -1256,7 +1256,7 @@ def _v0_log(builder: SessionBuilder, rng: random.Random, extra: RawEvent, versio
     events = builder.events
     for event in events:
         if event["type"] == "turn/start" and rng.random() < 0.5:
-            event["data"]["trigger"] = "user"
+            event["data"]["trigger"] = {"kind": "user"}
     return {"header": {**STORED_HEADER, "version": version}, "events": [*events, extra]}
 
 

@@ -25,7 +25,7 @@ def v0_event(event: dict[str, Any], style: frozenset[str]) -> dict[str, Any]:
     """One event in the legacy spelling ``style`` gives it (itself when no form fits)."""
     type_, seq, data = event["type"], event["seq"], event["data"]
     if type_ == "turn/start" and "trigger" in style:
-        data["trigger"] = "user" if seq % 2 else {"kind": "user"}
+        data["trigger"] = {"kind": "user"} if seq % 2 else {"kind": "schedule"}
     elif type_ == "turn/end" and "legacy-reasons" in style:
         data["reason"] = legacy_reason(data["reason"], seq)
     elif type_ == "user/message" and "steering" in style and _plain_append(event) and seq % 3 != 2:

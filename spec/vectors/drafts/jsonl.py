@@ -92,7 +92,7 @@ def drafts() -> list[Draft]:
     crashed = scene("pending-call").events
     unknown = {"type": "future/telemetry", "seq": 1, "time": 1, "data": {"x": 1}, "ignorable": True}
     closed = scene("closed").events
-    v0 = [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}},
+    v0 = [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": "user"}}},
           {"type": "turn/end", "seq": 1, "time": 0, "data": {"turn": 1, "reason": {"kind": "completed"}}}]
     gap = [closed[0], *closed[2:]]
     return [

@@ -31,7 +31,7 @@ class V0:
     def turn(self, reason: Any = None) -> V0:
         """Open turn 1 (with a v0 trigger) if none is open, else close it with ``reason``."""
         if reason is None:
-            self.add("turn/start", {"turn": 1, "trigger": "user"})
+            self.add("turn/start", {"turn": 1, "trigger": {"kind": "user"}})
         else:
             self.add("turn/end", {"turn": 1, "reason": reason})
         return self

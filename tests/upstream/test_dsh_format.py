@@ -1,0 +1,130 @@
+"""The published v0-to-v1 edge (``ports/dsh-format``) against the model.
+
+The driver wires ``@deepseek-ai/dsh-session-format-v0-to-v1@0.1.3-alpha.2`` into the format catalog
+as upstream's own test facade does and answers ``upgrade_v0`` and ``read``.  These tests pin what
+the released reader does with the physical forms the model learned from it (packed chunk rows,
+range provenance, recovery of a damaged tail), and the whole divergence catalogue, so a change on
+either side fails here.  Skipped when ``node`` or ``ports/dsh-format/node_modules`` is missing (run
+``cd ports/dsh-format && npm ci``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sessionlog_spec.model.jsonl import encode_line
+from sessionlog_spec.protocol.messages import Ok, Refused
+from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER, ModelDriver
+from sessionlog_spec.suite.agent import layouts
+from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header
+from sessionlog_spec.suite.agreement import compare
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
+from sessionlog_spec.suite.ports.subprocess import SubprocessPort
+
+ROOT = Path(__file__).resolve().parents[2]
+PORT_DIR = ROOT / "ports" / "dsh-format"
+NODE = shutil.which("node")
+
+pytestmark = [
+    pytest.mark.skipif(NODE is None, reason="node is not installed"),
+    pytest.mark.skipif(
+        not (PORT_DIR / "node_modules" / "@deepseek-ai" / "dsh-session-format-v0-to-v1").is_dir(),
+        reason="ports/dsh-format/node_modules is missing: run `cd ports/dsh-format && npm ci`",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def edge() -> Iterator[SubprocessPort]:
+    """The edge's driver, one process for the whole module."""
+    assert NODE is not None
+    port = SubprocessPort([NODE, str(PORT_DIR / "driver.mjs")], timeout=20.0)
+    yield port
+    port.close()
+
+
+def streamed_text() -> str:
+    """A closed turn whose answer streamed as four text chunks, stored one event per line."""
+    b = SessionBuilder()
+    b.turn_start()
+    b.user_message("Explain it.")
+    b.step_start()
+    b.request_header(basic_header(), "initial")
+    for text in ("The ", "loop ", "never ", "ends."):
+        b.chunk(text)
+    b.assistant_message("The loop never ends.")
+    b.step_end()
+    b.turn_end()
+    return "".join(encode_line(line) + "\n" for line in [DEFAULT_HEADER, *b.events])
+
+
+def agree(edge: SubprocessPort, text: str) -> None:
+    """``read`` of ``text`` gives the model's answer (the same refusal code, or the same header and events)."""
+    expected = InProcessPort(ModelDriver()).call("read", jsonl=text)
+    actual = edge.call("read", jsonl=text)
+    assert compare("read", expected, actual, strict_codes=True) is None, (expected, actual)
+
+
+def test_the_edge_declares_the_reader_and_the_edge(edge: SubprocessPort) -> None:
+    assert set(edge.hello.capabilities) == {"legacy", "read"}
+
+
+@pytest.mark.parametrize("layout", sorted(layouts.LAYOUTS))
+def test_inv_jsonl_9_inv_jsonl_10_every_stored_layout_reads_as_the_model_reads_it(edge: SubprocessPort, layout: str) -> None:
+    """Packed rows, range provenance, CRLF and repeated keys: the released reader keeps the same events."""
+    text = layouts.LAYOUTS[layout](streamed_text())
+    if layout.startswith("packed"):
+        assert '"text-chunks"' in text
+    agree(edge, text)
+
+
+def test_inv_jsonl_3_an_uncommitted_damaged_row_is_dropped_by_the_released_reader(edge: SubprocessPort) -> None:
+    text = streamed_text() + '{"type":"session/title","seq":\n'
+    reply = edge.call("read", jsonl=text)
+    assert isinstance(reply, Ok) and len(reply.result["events"]) == text.count("\n") - 2
+    agree(edge, text)
+
+
+def test_inv_jsonl_4_committed_damage_is_refused_by_the_released_reader(edge: SubprocessPort) -> None:
+    lines = streamed_text().split("\n")
+    lines[3] = lines[3][:10]
+    text = "\n".join(lines)
+    reply = edge.call("read", jsonl=text)
+    assert isinstance(reply, Refused) and reply.code == "JSONL_MALFORMED_LINE"
+    agree(edge, text)
+
+
+def test_inv_jsonl_1_a_header_line_without_delegation_depth_is_refused_by_the_released_reader(edge: SubprocessPort) -> None:
+    text = streamed_text().replace(',"delegationDepth":0', "", 1)
+    reply = edge.call("read", jsonl=text)
+    assert isinstance(reply, Refused) and reply.code == "JSONL_HEADER_INVALID"
+    agree(edge, text)
+
+
+def test_divergence_catalogue_is_unchanged() -> None:
+    """Every question of the divergence catalogue still gets the verdict recorded in
+    ``docs/conformance/dsh-format-divergences.json``: a divergence that closes or opens fails here."""
+    catalogue = ROOT / "docs" / "conformance" / "dsh-format-divergences.json"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dsh_upstream.divergences",
+            "--driver",
+            f"node {PORT_DIR / 'driver.mjs'}",
+            "--check",
+            str(catalogue),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert "0 verdict(s) changed" in run.stdout
