@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from seqlog_compare import Pair
 from strategies import candidates, headers, mutated, next_events, sessions, v0_logs
 
+from seqlog import Session, encode_jsonl
 from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.model.load import ReadLog, read_log
 from sessionlog_spec.suite.agent import candidates as mutations
 from sessionlog_spec.suite.agent.builder import SessionBuilder, realistic_session
 from sessionlog_spec.suite.agent.layouts import LAYOUTS
@@ -200,3 +202,25 @@ def test_mutation_catalogue_is_refused_code_for_code() -> None:
 
 def _jsonl(events: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(x) + "\n" for x in [HEADER_LINE, *events])
+
+
+@FAST
+@given(st.integers(1, 4), st.integers(0, 3), st.integers(3, 8))
+def test_inv_jsonl_9_seqlog_packed_writing_reads_the_same_in_the_model(turns: int, calls: int, chunks: int) -> None:
+    """seqlog's packed mode (upstream's default layout) and its plain mode give the model the same events."""
+    builder = realistic_session(turns, calls_per_step=calls)
+    builder.turn_start()
+    builder.user_message("Stream it.")
+    builder.step_start()
+    for k in range(chunks):
+        builder.chunk(f"part {k} ")
+    builder.step_end()
+    builder.turn_end()
+    session = Session.create(builder.events, header=HEADER_LINE)
+    packed = encode_jsonl(HEADER_LINE, session.events, pack_chunks=True).decode("utf-8")
+    plain = encode_jsonl(HEADER_LINE, session.events).decode("utf-8")
+    assert '"text-chunks"' in packed and packed.count("\n") == plain.count("\n") - chunks + 1
+    read_packed, read_plain = read_log(packed), read_log(plain)
+    assert isinstance(read_packed, ReadLog) and isinstance(read_plain, ReadLog), (read_packed, read_plain)
+    assert read_packed.state.events == read_plain.state.events
+    assert len(read_plain.state.events) == len(session.events)

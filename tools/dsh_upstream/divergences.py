@@ -458,13 +458,19 @@ def explain(outcome: Outcome, notes: Sequence[Explanation] = ()) -> str:
         return outcome.verdict
     q = outcome.question
     text = f"{q.group} {q.name} {q.expected_code or 'accepts'} {outcome.verdict} {outcome.upstream}"
-    for explanation in (*EXPLANATIONS, *notes):
+    for explanation in notes:
+        # A driver's notes may also look at how the results differ.
+        if re.search(explanation.pattern, f"{text} | {outcome.mismatch.message}", re.IGNORECASE):
+            return explanation.label
+    for explanation in EXPLANATIONS:
         if re.search(explanation.pattern, text, re.IGNORECASE):
             return explanation.label
     return "unexplained"
 
 
-DEFAULT_DRIVER = f"node {HERE / 'driver.mjs'}"
+NODE22 = HERE / "node_modules" / ".bin" / "node"
+"""Node 22 from the npm registry: the JSONL backend needs it."""
+DEFAULT_DRIVER = f"{NODE22 if NODE22.exists() else 'node'} {HERE / 'driver.mjs'}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -566,6 +572,7 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "class": outcome.explained,
         "upstream": outcome.upstream,
         "case": None if outcome.case_file is None else outcome.case_file.name,
+        "detail": "" if outcome.mismatch is None else outcome.mismatch.message[:300],
     }
 
 
