@@ -77,7 +77,7 @@ def _tool_step(log: _Log, rng: Minstd, turn: int, step: int) -> None:
     log.append_node("assistant/message", {"turn": turn, "step": step, "message": message})
     first_result = -1
     for call in calls:
-        log.add("tool/call", {"turn": turn, "step": step, "callId": call, "name": "read_file", "arguments": "{}"})
+        log.add("tool/call", {"turn": turn, "step": step, "callId": call, "name": "read_file", "arguments": '{"path": "a.py"}'})
         seq = log.append_node("tool/result", _result(turn, step, call, "def main(): ..."))
         first_result = seq if first_result < 0 else first_result
     if rng.pick(4) == 0:
