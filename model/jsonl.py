@@ -77,9 +77,10 @@ def parse_json(line: str) -> object | str:
     byte-order mark, ``NaN`` and ``Infinity`` are not JSON; a repeated key keeps its last value.
     """
     try:
-        return json.loads(line, parse_constant=_reject_constant, parse_int=_parse_int)
+        value: object = json.loads(line, parse_constant=_reject_constant, parse_int=_parse_int)
     except (ValueError, RecursionError) as error:
         return f"is not valid JSON ({error})"
+    return value
 
 
 def parse_line(line: str) -> Mapping[str, object] | str:

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from sessionlog_spec.model.json_value import is_safe_integer, is_safe_natural
+from sessionlog_spec.model.json_value import as_int, is_safe_integer, is_safe_natural
 
 PACKED_ROW_CHUNKS: Final = {
     "text-chunks": "text-delta",
@@ -127,7 +127,7 @@ def seq_spans(value: object, max_entries: int) -> tuple[tuple[int, int], ...] | 
                 return "sourceEventSeqs exceeds its event seq"
             if not is_safe_natural(entry):
                 return "sourceEventSeqs member must be a non-negative safe integer"
-            first = last = int(entry)  # type: ignore[call-overload]
+            first = last = int(entry)
         else:
             if not isinstance(entry, list | tuple) or len(entry) != 2:
                 return "sourceEventSeqs range must be a [start, end] pair"
@@ -172,7 +172,7 @@ def row_events(value: object, next_seq: int | None = None) -> tuple[Record, ...]
     seq = value.get("seq")
     if not is_safe_natural(seq):
         return "seq must be a non-negative safe integer"
-    spans = seq_spans(value["sourceEventSeqs"], int(seq))  # type: ignore[call-overload]
+    spans = seq_spans(value["sourceEventSeqs"], as_int(seq) or 0)
     if isinstance(spans, str):
         return spans
     if next_seq is not None and seq != next_seq:

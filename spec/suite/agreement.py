@@ -146,9 +146,9 @@ def _saved_mismatch(expected: Any, actual: Any) -> Mismatch | None:
         tail = text.rsplit("\n", 1)[-1]
         return Mismatch("wrong-result", f"save: the port's text ends without a newline (after {short(tail)})")
     if theirs.dropped_from_line is not None:
-        line = text.split("\n")[theirs.dropped_from_line - 1]
+        faulty = text.split("\n")[theirs.dropped_from_line - 1]
         return Mismatch(
-            "wrong-result", f"save: a reader drops the port's text from line {theirs.dropped_from_line} on: {short(line)}"
+            "wrong-result", f"save: a reader drops the port's text from line {theirs.dropped_from_line} on: {short(faulty)}"
         )
     header, their_header = thaw(ours.header), thaw(theirs.header)
     if not json_equal(header, their_header):

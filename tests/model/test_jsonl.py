@@ -344,7 +344,7 @@ def test_inv_jsonl_9_a_packed_row_stands_for_its_chunk_events(kind: str) -> None
     assert [encode_event(e) for e in loaded(stored).state.events[2:5]] == chunks
 
 
-PACKED_ROW = {
+PACKED_ROW: dict[str, Any] = {
     "type": "text-chunks",
     "seq0": 2,
     "time0": 10,
@@ -520,10 +520,12 @@ def test_inv_jsonl_10_a_forged_range_on_a_row_off_the_sequence_is_never_expanded
 def test_inv_jsonl_2_packed_writing_reads_back_and_packs_only_what_the_codec_reads() -> None:
     """Runs of three or more become rows; a run the codec would refuse (an empty call id) stays unpacked."""
     chunks = [chunk(2 + k, 10 + k, str(k), "tool-call-delta") for k in range(3)]
-    stored = encode_jsonl(as_object(freeze(HEADER)), [decode_or_fail(e) for e in [*STEP_OPEN, *chunks]], packed=True)
+    header = as_object(freeze(HEADER))
+    assert header is not None
+    stored = encode_jsonl(header, [decode_or_fail(e) for e in [*STEP_OPEN, *chunks]], packed=True)
     assert stored.count("\n") == 4 and '"tool-call-chunks"' in stored
     empty_id = [{**c, "data": {**c["data"], "chunk": {**c["data"]["chunk"], "id": ""}}} for c in chunks]
-    unpacked = encode_jsonl(as_object(freeze(HEADER)), [decode_or_fail(e) for e in [*STEP_OPEN, *empty_id]], packed=True)
+    unpacked = encode_jsonl(header, [decode_or_fail(e) for e in [*STEP_OPEN, *empty_id]], packed=True)
     assert unpacked.count("\n") == 6
 
 

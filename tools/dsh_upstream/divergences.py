@@ -310,7 +310,7 @@ def vector_questions(groups: Sequence[str]) -> Iterator[Question]:
 
 
 def _request(step: Mapping[str, Any]) -> Request:
-    request = dict(expand_step(step))
+    request = dict(expand_step(dict(step)))
     op = request.pop("op")
     return op, request
 

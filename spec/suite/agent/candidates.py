@@ -349,7 +349,7 @@ def duplicated_committed_row(builder: SessionBuilder, rng: random.Random) -> obj
 @candidate(Code.SEQ_NOT_CONTIGUOUS, "load")
 def lost_committed_row(builder: SessionBuilder, rng: random.Random) -> object:
     """A row lost before a later ``turn/end`` (a gap in committed history)."""
-    return _committed_damage(builder, rng, lambda lines, i: lines.pop(i))
+    return _committed_damage(builder, rng, lambda lines, i: lines.__delitem__(i))
 
 
 @candidate(Code.SEQ_NOT_CONTIGUOUS, "load")
