@@ -30,7 +30,7 @@ def test_check_against_the_model_passes_and_writes_both_reports(tmp_path: Path) 
     for group in document["groups"].values():
         assert group["status"] == "passed" and group["steps"] > 0 and group["invariants"]
     suite = ET.parse(junit).getroot()
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("7", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("8", "0", "0")
 
 
 def test_only_restricts_the_groups(tmp_path: Path) -> None:
