@@ -12,7 +12,7 @@ naming the faulty line.  See ``docs/conformance/on-disk-format.md``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sessionlog_spec.model.event import Event, encode_event
@@ -70,6 +70,10 @@ def _parse_int(digits: str) -> int | float:
     return int(digits)
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+"""One decoder for every line (``json.loads`` with hooks builds a new one per call)."""
+
+
 def parse_json(line: str) -> object | str:
     """A line parsed as ``JSON.parse`` parses it, or what is wrong with it.
 
@@ -77,7 +81,7 @@ def parse_json(line: str) -> object | str:
     byte-order mark, ``NaN`` and ``Infinity`` are not JSON; a repeated key keeps its last value.
     """
     try:
-        value: object = json.loads(line, parse_constant=_reject_constant, parse_int=_parse_int)
+        value: object = _DECODER.decode(line)
     except (ValueError, RecursionError) as error:
         return f"is not valid JSON ({error})"
     return value
@@ -142,11 +146,14 @@ class RowScanner:
 
     Keeps the committed prefix (contiguous from seq 0); remembers the first faulty row and drops
     everything from it on, unless a ``turn/end`` at or after it proves the region committed.
-    Iterative and line-local, so a reader can feed it from a stream in bounded memory.
+    Each kept event goes to ``keep`` with its line; the scanner itself holds only counts, so a
+    reader can feed it from a stream in bounded memory.
     """
 
-    events: list[Record]
-    lines: list[int]
+    keep: Callable[[Record, int], None]
+    """Receives each kept event and the line it was read from, in order."""
+    count: int = 0
+    """How many events were kept: the seq the next row must start at."""
     issue: Violation | None = None
     issue_line: int | None = None
     unparsable: bool = False
@@ -155,7 +162,7 @@ class RowScanner:
     def feed(self, number: int, line: str) -> Violation | None:
         """Read line ``number``; the refusal of the whole log, or ``None`` to go on."""
         parsed = parse_json(line)
-        decoded = parsed if isinstance(parsed, str) else row_events(parsed, len(self.events))
+        decoded = parsed if isinstance(parsed, str) else row_events(parsed, self.count)
         if self.issue is not None:
             # Past the damage only a turn/end matters.  After an unparsable line, one that parses
             # proves the damage committed (the released line scanner judges the parsed row); after
@@ -168,15 +175,16 @@ class RowScanner:
             self.unparsable = isinstance(parsed, str)
             return None
         first_seq = decoded[0].get("seq")
-        expected = len(self.events)
+        expected = self.count
         if not (is_number(first_seq) and first_seq == expected):
             self.issue = Violation(
                 Code.SEQ_NOT_CONTIGUOUS, f"line {number}: seq {first_seq!r} is not contiguous; expected {expected}"
             )
             self.issue_line = number
             return self._committed(number) if _is_turn_end_row(parsed) else None
-        self.events.extend(decoded)
-        self.lines.extend([number] * len(decoded))
+        for event in decoded:
+            self.keep(event, number)
+        self.count += len(decoded)
         return None
 
     def _committed(self, number: int) -> Violation:
@@ -196,29 +204,39 @@ def decode_jsonl(text: str) -> DecodedLog | Violation:
     problem = header_line_problem(header)
     if problem is not None:
         return problem
-    scanner = RowScanner([], [])
+    events: list[Record] = []
+    lines: list[int] = []
+
+    def keep(event: Record, number: int) -> None:
+        events.append(event)
+        lines.append(number)
+
+    scanner = RowScanner(keep)
     for number, line in enumerate(segments[1:], start=2):
         refused = scanner.feed(number, line)
         if refused is not None:
             return refused
-    return finish_decoded(header, scanner, torn != "")
-
-
-def finish_decoded(header: Mapping[str, object], scanner: RowScanner, torn: bool) -> DecodedLog | Violation:
-    """The decoded log once every line was fed: the declared seed must lie within what was read."""
-    seed_length = as_int(header.get("seedLength"))
-    if seed_length is not None and seed_length > len(scanner.events):
-        return Violation(
-            Code.JSONL_HEADER_INVALID,
-            f"line 1: session header seedLength {seed_length} exceeds the {len(scanner.events)} events read",
-        )
+    problem = seed_length_problem(header, scanner.count)
+    if problem is not None:
+        return problem
     return DecodedLog(
         header=_frozen_object(header),
-        events=tuple(scanner.events),
-        lines=tuple(scanner.lines),
-        dropped_torn_tail=torn,
+        events=tuple(events),
+        lines=tuple(lines),
+        dropped_torn_tail=torn != "",
         dropped_from_line=scanner.issue_line,
     )
+
+
+def seed_length_problem(header: Mapping[str, object], events_read: int) -> Violation | None:
+    """INV-JSONL-1: the declared seed must lie within what was read (checked once every line is in)."""
+    seed_length = as_int(header.get("seedLength"))
+    if seed_length is not None and seed_length > events_read:
+        return Violation(
+            Code.JSONL_HEADER_INVALID,
+            f"line 1: session header seedLength {seed_length} exceeds the {events_read} events read",
+        )
+    return None
 
 
 def _frozen_object(value: Mapping[str, object]) -> JsonObject:

@@ -2,7 +2,7 @@
 
 * ``check``: run the conformance machines against a port and print the result matrix;
 * ``replay FILE``: re-run a counterexample file against a port;
-* ``check-log PATH``: check one stored log offline against the model;
+* ``check-log PATH...``: check stored logs (files, directories, ``-``) offline against the model;
 * ``catalogue``: regenerate ``invariants.md``.
 
 ``sessionlog-check`` called with ``check``'s options (or none) runs ``check``.
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sessionlog_spec import catalogue
 from sessionlog_spec.protocol.messages import GROUPS
+from sessionlog_spec.suite import check_log as check_log_command
 from sessionlog_spec.suite import commands
 from sessionlog_spec.suite.profiles import PROFILES
 from sessionlog_spec.vectors import cli as vectors_cli
@@ -64,8 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("case", type=Path, metavar="FILE")
     _port_options(replay)
 
-    check_log = sub.add_parser("check-log", help="check one stored log (v1, or v0 through the edge) against the model")
-    check_log.add_argument("path", type=Path, metavar="PATH.jsonl")
+    check_log = sub.add_parser(
+        "check-log",
+        help="check stored logs (v1, or v0 through the edge) against the model",
+        description=check_log_command.HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check_log.add_argument("paths", nargs="+", metavar="PATH", help="a log file, a directory of *.jsonl logs, or '-' for stdin")
 
     cat = sub.add_parser("catalogue", help="regenerate invariants.md from the registry, contracts and tests (in a checkout)")
     cat.add_argument("--output", type=Path, default=Path("invariants.md"), help="the file to write (./invariants.md)")
@@ -90,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay":
         return commands.replay_case(args)
     if args.command == "check-log":
-        return commands.check_log_file(args.path)
+        return check_log_command.run(args.paths)
     if args.command == vectors_cli.COMMAND:
         return vectors_cli.run(args)
     return _catalogue(args.output, args.tests, args.check)

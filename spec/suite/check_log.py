@@ -1,28 +1,74 @@
-"""Checking one stored log offline against the model, line by line.
+"""Checking stored logs offline against the model, streaming, in time linear in the log.
 
-Every line is parsed on its own, so every malformed line is reported.  A v1 log is then folded
-through the whole contract; the first violation is exact (the session is undefined after it), and
-later lines still get the checks that need no session state: envelope, seq position, vocabulary
-and payload shape.  A v0 log goes through the edge, and every refused legacy form is reported.
-A torn final line and an open tail turn are reported as notes: a reader drops the one and repairs
-the other, so neither is a violation.
+A log is read exactly as the model's reader reads it (:class:`~sessionlog_spec.model.jsonl.RowScanner`,
+``docs/conformance/on-disk-format.md``): rows are packed chunk runs or single events, provenance may
+be range-encoded, CRLF endings are JSON whitespace, a torn final line is dropped, and so is the
+first faulty row with everything after it unless a later ``turn/end`` proves the damage committed.
+Dropped text is a *note*; committed damage is a violation naming the first faulty line.
+
+The input is read in chunks of :data:`READ_CHUNK_BYTES`, assembled into lines and decoded one
+complete line at a time (UTF-8 with replacement, as the released reader decodes), so memory is
+bounded by the longest line (at most :data:`MAX_LINE_BYTES`) plus what the model must keep: a v1
+log is folded event by event by :class:`StreamingFold`, which keeps only the events on the surface
+(the only ones the contract looks up again, kept as their stored lines) and the open turn's
+brackets, never a copy of the state per event.
+A v0 log goes through the edge as a whole (the edge refuses over the whole log before converting).
+
+What is reported:
+
+* the *verdict*: the violation :func:`sessionlog_spec.model.load.read_log` refuses the log with
+  (committed damage first, then the header's ``seedLength``, then the first contract violation);
+* every other violation found: after the first violation the session is undefined, so later events
+  get only the checks that need no session state (envelope, seq position, vocabulary, payload
+  shape), reported as ``after_first``; a v0 log lists every refused legacy form;
+* notes: a dropped torn tail, a dropped uncommitted damaged suffix, an open tail turn that loading
+  would close with repair closers, a v0 log the edge converts.
 """
 
 from __future__ import annotations
 
+import io
+import os
 import re
-from collections.abc import Mapping
+import stat
+import sys
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import BinaryIO, Final, TextIO
 
-from sessionlog_spec.model.event import decode_event
-from sessionlog_spec.model.json_value import freeze
-from sessionlog_spec.model.jsonl import FORMAT_VERSION, LEGACY_VERSION, header_line_problem, parse_line
+from sessionlog_spec.model.compaction import pairing_delta
+from sessionlog_spec.model.event import Event, decode_event
+from sessionlog_spec.model.json_value import as_int, freeze, is_safe_natural
+from sessionlog_spec.model.jsonl import (
+    FORMAT_VERSION,
+    LEGACY_VERSION,
+    RowScanner,
+    header_line_problem,
+    parse_json,
+    parse_line,
+    seed_length_problem,
+)
 from sessionlog_spec.model.legacy import StoredLog, refusal, upgrade_v0
 from sessionlog_spec.model.repair import interrupted_turn_closers
-from sessionlog_spec.model.session import EMPTY_SESSION, append_event, payload_problem, vocabulary_problem
+from sessionlog_spec.model.rows import Record, row_events
+from sessionlog_spec.model.session import admit, payload_problem, vocabulary_problem
+from sessionlog_spec.model.trace import TraceState
 from sessionlog_spec.model.violation import Code, Violation
 
-_INDEX = re.compile(r"\bindex (\d+)")
+READ_CHUNK_BYTES: Final = 1 << 20
+"""How much is read at a time (1 MiB)."""
+MAX_LINE_BYTES: Final = 64 << 20
+"""The longest line checked (64 MiB): a longer one stops the check of its log (the log is unreadable)."""
+DECODED_SURFACE_EVENTS: Final = 512
+"""How many surface events the streaming fold also keeps decoded (the most recently used)."""
+MAX_AFTER_FIRST: Final = 1000
+"""At most this many ``after_first`` findings are listed per log; the rest are counted in a note."""
+EXIT_CLEAN: Final = 0
+EXIT_VIOLATIONS: Final = 1
+EXIT_UNREADABLE: Final = 2
+STDIN: Final = "-"
+_V0_INDEX = re.compile(r"\bv0 index (\d+)")
 
 
 @dataclass(frozen=True)
@@ -42,108 +88,568 @@ class LogCheck:
 
     violations: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    verdict: Finding | None = None
+    """What the model's reader refuses the log with (:func:`~sessionlog_spec.model.load.read_log`), if anything."""
+    unreadable: str | None = None
+    """Why the log could not be checked (a line over :data:`MAX_LINE_BYTES`); nothing else is then reported."""
+    lines: int = 0
+    """Complete lines read."""
+    events: int = 0
+    """Events the reader keeps (a packed row counts every chunk it stands for)."""
 
     def add(self, line: int, violation: Violation, after_first: bool = False) -> None:
         """Record a violation found at ``line``."""
         self.violations.append(Finding(line, violation.code.value, violation.message, after_first))
 
 
-def check_log(text: str) -> LogCheck:
-    """Check the stored log ``text``."""
-    check = LogCheck()
-    segments = text.split("\n")
-    torn = segments.pop()
-    if torn:
-        check.notes.append(f"line {len(segments) + 1}: torn final line without its newline (a reader drops it)")
-    if not segments:
-        check.add(1, Violation(Code.JSONL_HEADER_MISSING, "log has no complete header line"))
-        return check
-    parsed: list[Mapping[str, object] | None] = []
-    for number, line in enumerate(segments, start=1):
-        value = parse_line(line)
-        if isinstance(value, str):
-            check.add(number, Violation(Code.JSONL_MALFORMED_LINE, f"line {number} {value}"))
-            parsed.append(None)
-        else:
-            parsed.append(value)
-    header, events = parsed[0], parsed[1:]
-    if header is None:
-        return check
-    problem = header_line_problem(header)
-    if problem is not None:
-        check.add(1, problem)
-        return check
-    version = header.get("version")
-    if version == FORMAT_VERSION:
-        _check_v1(check, events)
-    elif version == LEGACY_VERSION:
-        _check_v0(check, header, events)
-    else:
-        check.add(1, Violation(Code.FORMAT_VERSION_UNSUPPORTED, f"line 1: format version {version} is not supported"))
-    check.violations.sort(key=lambda finding: finding.line)
-    return check
+# -- the streaming fold ------------------------------------------------------------------------------
 
 
-def _check_v1(check: LogCheck, events: list[Mapping[str, object] | None]) -> None:
-    state = EMPTY_SESSION
-    failed_at: int | None = None
-    for index, raw in enumerate(events):
-        line = index + 2
-        if raw is None:
-            failed_at = index if failed_at is None else failed_at
-            continue
-        if failed_at is None:
-            following = append_event(state, raw)
-            if isinstance(following, Violation):
-                check.add(line, following.at(f"line {line}"))
-                failed_at = index
+class _SurfaceLog(Sequence[Event]):
+    """The log as :func:`~sessionlog_spec.model.session.admit` sees it: its length, and the events
+    on the surface (a surface plan and the tool-pairing balance look up only surface nodes).
+
+    A surface event is kept as the stored line it came from (and its place in that row), a
+    fraction of the size of the frozen event, and decoded again when it is looked up, the way it
+    was read; the most recently used events are also kept decoded.
+    """
+
+    __slots__ = ("_decoded", "_kept", "length")
+
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[str, int]] = {}
+        self._decoded: OrderedDict[int, Event] = OrderedDict()
+        self.length = 0
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, seq: int) -> Event:  # type: ignore[override]
+        event = self._decoded.get(seq)
+        if event is not None:
+            self._decoded.move_to_end(seq)
+            return event
+        if seq not in self._kept:
+            raise LookupError(f"streaming fold: event seq {seq} is off the surface and was not kept")
+        line, position = self._kept[seq]
+        parsed = parse_json(line)
+        rows = parsed if isinstance(parsed, str) else row_events(parsed, seq - position)
+        decoded = decode_event(rows[position]) if not isinstance(rows, str) else Violation(Code.JSONL_MALFORMED_LINE, rows)
+        assert isinstance(decoded, Event), f"an admitted event no longer decodes: {decoded}"
+        self._cache(decoded)
+        return decoded
+
+    def __iter__(self) -> Iterator[Event]:
+        raise TypeError("streaming fold: the whole log is not kept")
+
+    def keep(self, event: Event, line: str, position: int) -> None:
+        """Put ``event``, read as member ``position`` of row ``line``, on the surface."""
+        self._kept[event.seq] = (line, position)
+        self._cache(event)
+
+    def forget(self, seq: int) -> None:
+        """Take ``seq`` off the surface."""
+        self._kept.pop(seq, None)
+        self._decoded.pop(seq, None)
+
+    def _cache(self, event: Event) -> None:
+        self._decoded[event.seq] = event
+        if len(self._decoded) > DECODED_SURFACE_EVENTS:
+            self._decoded.popitem(last=False)
+
+
+class StreamingFold:
+    """:func:`~sessionlog_spec.model.session.fold_session`, one event at a time, keeping only what
+    the contract needs later: the surface's nodes and events, the trace, the pending-call balance,
+    and the open turn's bracket and message events (for the repair closers)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[int] = []
+        self.log = _SurfaceLog()
+        self.trace = TraceState()
+        self.pending = 0
+        self._turn_tail: list[Event] = []
+
+    def feed(self, raw: object, line: str, position: int) -> Violation | None:
+        """Admit the next raw event, member ``position`` of row ``line``; the violation that refuses it, or ``None``."""
+        admission = admit(self.nodes, self.log, self.trace, self.pending, raw)
+        if isinstance(admission, Violation):
+            return admission
+        event, plan = admission.event, admission.plan
+        self.trace = admission.trace
+        if plan is not None:
+            if plan.replacement is None:
+                self.pending += pairing_delta(event)
             else:
-                state = following
-            continue
-        problem = _state_free_problem(raw, index)
+                for seq in plan.replacement.shadowed:
+                    self.log.forget(seq)
+            self.nodes[plan.start_index : plan.end_index] = [plan.seq]
+            self.log.keep(event, line, position)
+        self.log.length += 1
+        # The repair scan restarts at every turn bracket and ignores chunks, so the events since
+        # the last bracket, less chunks, give the same closers as the whole log.
+        if event.type == "turn/end":
+            self._turn_tail.clear()
+        elif event.type == "turn/start":
+            self._turn_tail[:] = [event]
+        elif event.type != "assistant/chunk":
+            self._turn_tail.append(event)
+        return None
+
+    def closers(self) -> int:
+        """How many repair closers loading the log appends (0 when no turn is open)."""
+        return len(interrupted_turn_closers(self._turn_tail))
+
+
+# -- one log -------------------------------------------------------------------------------------------
+
+
+class LogChecker:
+    """Checks one log fed line by line (:meth:`feed`), then :meth:`finish` it."""
+
+    def __init__(self) -> None:
+        self.check = LogCheck()
+        self.header: Mapping[str, object] | None = None
+        self.version: int | None = None
+        self.done = False
+        """The rest of the log cannot change the result (the header line was refused)."""
+        self._line = 0
+        self._text = ""
+        self._position = 0
+        self._scanner: RowScanner | None = None
+        self._v0_events: list[Record] = []
+        self._v0_lines: list[int] = []
+        self._fold: StreamingFold | None = None
+        self._fold_violation: Finding | None = None
+        self._committed: Finding | None = None
+        self._issue_line: int | None = None
+        self._damaged: list[Finding] = []
+        """State-free findings from the first faulty row on: reported only if the damage is committed."""
+        self._low = 0
+        self._high = 0
+        """Past damage: the seqs the next row may plausibly start with, ``_low`` to ``_high`` …"""
+        self._shifted: int | None = None
+        """… or this one (the seq after a misplaced row, if the sequence shifted)."""
+        self._after_first = 0
+        self._after_first_dropped = 0
+
+    # -- feeding --
+
+    def feed(self, number: int, line: str) -> None:
+        """Read complete line ``number`` (without its newline)."""
+        self._line = number
+        self._text = line
+        self._position = 0
+        self.check.lines = number
+        if number == 1:
+            self._header(line)
+            return
+        scanner = self._scanner
+        assert scanner is not None and not self.done
+        if self._committed is not None:  # the verdict is settled: only the state-free checks go on
+            self._damaged_row(number, line, first=False)
+            return
+        had_issue = scanner.issue is not None
+        refused = scanner.feed(number, line)
+        if scanner.issue is not None:
+            if not had_issue:
+                self._issue_line = number
+            self._damaged_row(number, line, first=not had_issue)
+        if refused is not None and self._committed is None:
+            assert self._issue_line is not None
+            self._committed = Finding(self._issue_line, refused.code.value, refused.message)
+
+    def _header(self, line: str) -> None:
+        header = parse_line(line)
+        if isinstance(header, str):
+            self._refuse_header(Violation(Code.JSONL_MALFORMED_LINE, f"line 1 {header}"))
+            return
+        problem = header_line_problem(header)
         if problem is not None:
-            check.add(line, problem.at(f"line {line}"), after_first=True)
-    if failed_at is None:
-        closers = interrupted_turn_closers(state.events)
-        if closers:
+            self._refuse_header(problem)
+            return
+        self.header = header
+        self.version = int(header["version"])  # type: ignore[call-overload]
+        if self.version == FORMAT_VERSION:
+            self._fold = StreamingFold()
+            self._scanner = RowScanner(lambda raw, _line: self._v1_event(raw))
+        else:
+            assert self.version == LEGACY_VERSION, "header_line_problem refuses every other version"
+            # The edge refuses over the whole log before it converts, so a v0 log is held whole.
+            self._scanner = RowScanner(self._v0_event)
+
+    def _v0_event(self, raw: Record, line: int) -> None:
+        self._v0_events.append(raw)
+        self._v0_lines.append(line)
+
+    def _refuse_header(self, violation: Violation) -> None:
+        finding = Finding(1, violation.code.value, violation.message)
+        self.check.violations.append(finding)
+        self.check.verdict = finding
+        self.done = True
+
+    def _v1_event(self, raw: Record) -> None:
+        """One event the reader keeps, from the current line."""
+        line = self._line
+        position = self._position
+        self._position += 1
+        self.check.events += 1
+        if self._fold is not None:
+            violation = self._fold.feed(raw, self._text, position)
+            if violation is None:
+                return
+            self._fold_violation = Finding(line, violation.code.value, violation.at(f"line {line}").message)
+            self.check.violations.append(self._fold_violation)
+            self._fold = None  # the session is undefined after its first violation
+            return
+        problem = _state_free_problem(raw)
+        if problem is not None:
+            self._report_after_first(Finding(line, problem.code.value, problem.at(f"line {line}").message, True))
+
+    def _damaged_row(self, number: int, line: str, first: bool) -> None:
+        """State-free checks of a row at or after the first faulty one (the first is the issue itself).
+
+        Past damage the next row's seq is uncertain, so any seq a plausible story explains is
+        accepted: the damaged row was a stray (it took no seq), stood in for the events it should
+        have held, or carried the right seq of a shifted sequence.  Only a row off every story is
+        reported, so one damaged row is reported once.  Range-encoded provenance is expanded only
+        for a row that is in place (as the reader does: a forged seq could claim any memory).
+        """
+        if first:
+            assert self._scanner is not None
+            self._low = self._high = self._scanner.count
+            self._shifted = None
+        parsed = parse_json(line)
+        decoded = parsed if isinstance(parsed, str) else row_events(parsed, -1)
+        if isinstance(decoded, str):
+            self._high += 1  # a stray line, or a row that held one event
+            if not first:
+                self._damage(Finding(number, Code.JSONL_MALFORMED_LINE.value, f"line {number} {decoded}", True))
+            return
+        raw_seq = decoded[0].get("seq")
+        seq = as_int(raw_seq) if is_safe_natural(raw_seq) else None
+        size = len(decoded)
+        if not first and seq is not None and (self._low <= seq <= self._high or seq == self._shifted):
+            self._low = self._high = seq + size
+            self._shifted = None
+            if self.version == FORMAT_VERSION:
+                self._check_damaged_events(number, row_events(parsed, seq))
+            return
+        if not first:
+            expected = str(self._low) if self._low == self._high else f"one of {self._low} to {self._high}"
+            message = f"line {number}: seq {raw_seq!r} is not contiguous; expected {expected}"
+            self._damage(Finding(number, Code.SEQ_NOT_CONTIGUOUS.value, message, True))
+        self._high += size
+        self._shifted = None if seq is None else seq + size
+
+    def _check_damaged_events(self, number: int, decoded: tuple[Record, ...] | str) -> None:
+        if isinstance(decoded, str):
+            return
+        for raw in decoded:
+            problem = _state_free_problem(raw)
+            if problem is not None:
+                self._damage(Finding(number, problem.code.value, problem.at(f"line {number}").message, True))
+
+    def _damage(self, finding: Finding) -> None:
+        if len(self._damaged) < MAX_AFTER_FIRST:
+            self._damaged.append(finding)
+        else:
+            self._after_first_dropped += 1
+
+    def _report_after_first(self, finding: Finding) -> None:
+        if self._after_first < MAX_AFTER_FIRST:
+            self.check.violations.append(finding)
+            self._after_first += 1
+        else:
+            self._after_first_dropped += 1
+
+    # -- finishing --
+
+    def finish(self, torn: bool) -> LogCheck:
+        """The result, once every complete line was fed; ``torn`` when text followed the last newline."""
+        check = self.check
+        if torn:
+            check.notes.append(f"line {check.lines + 1}: torn final line without its newline (a reader drops it)")
+        if check.lines == 0:
+            check.add(1, Violation(Code.JSONL_HEADER_MISSING, "log has no complete header line"))
+            check.verdict = check.violations[-1]
+        if self.done or self._scanner is None:
+            return check
+        if self._committed is not None:
+            check.violations.append(self._committed)
+            check.verdict = self._committed
+            for finding in self._damaged:
+                self._report_after_first(finding)
+        elif self._issue_line is not None:
+            assert self._scanner.issue is not None
+            dropped = check.lines - self._issue_line
             check.notes.append(
-                f"the log ends inside turn {state.trace.open_turn}: loading it appends {len(closers)} repair closer(s)"
+                f"{self._scanner.issue.message}: a reader drops this row and the {dropped} line(s) after it "
+                "(no later turn/end proves them committed)"
             )
+        assert self.header is not None
+        seed = None if self._committed is not None else seed_length_problem(self.header, self._scanner.count)
+        if seed is not None:
+            check.add(1, seed)
+            check.verdict = check.verdict or check.violations[-1]
+        if self.version == FORMAT_VERSION:
+            self._finish_v1()
+        else:
+            self._finish_v0()
+        if self._after_first_dropped:
+            check.notes.append(f"{self._after_first_dropped} further state-free violation(s) not listed")
+        check.violations.sort(key=lambda finding: finding.line)
+        return check
+
+    def _finish_v1(self) -> None:
+        check = self.check
+        if self._fold_violation is not None:
+            check.verdict = check.verdict or self._fold_violation
+        elif self._fold is not None and check.verdict is None:
+            closers = self._fold.closers()
+            if closers:
+                check.notes.append(
+                    f"the log ends inside turn {self._fold.trace.open_turn}: loading it appends {closers} repair closer(s)"
+                )
+
+    def _finish_v0(self) -> None:
+        check = self.check
+        assert self._scanner is not None and self.header is not None
+        raws, lines = self._v0_events, self._v0_lines
+        check.events = len(raws)
+        if check.verdict is not None:
+            return  # the reader refused the log before the edge sees it
+        # Refusal looks at each event on its own, so every refused legacy form is listed.
+        first_refusal: Finding | None = None
+        for index, raw in enumerate(raws):
+            refused = refusal((raw,))
+            if refused is not None:
+                message = _V0_INDEX.sub(f"v0 index {index}", refused.message, count=1)
+                check.add(lines[index], Violation(refused.code, message))
+                first_refusal = first_refusal or check.violations[-1]
+        if first_refusal is not None:
+            check.verdict = first_refusal
+            return
+        frozen_header = freeze(self.header)
+        assert isinstance(frozen_header, Mapping)
+        upgraded = upgrade_v0(StoredLog(frozen_header, tuple(freeze(e) for e in raws)))  # type: ignore[misc]
+        if isinstance(upgraded, Violation):
+            found = _V0_INDEX.search(upgraded.message)
+            line = lines[int(found.group(1))] if found and int(found.group(1)) < len(lines) else 1
+            check.add(line, upgraded)
+            check.verdict = check.violations[-1]
+        else:
+            check.notes.append("v0 log: the v0-to-v1 edge converts it")
 
 
-def _state_free_problem(raw: object, index: int) -> Violation | None:
-    """The checks that need no session: envelope, seq position, vocabulary, payload shape."""
+def _state_free_problem(raw: object) -> Violation | None:
+    """The checks that need no session: envelope, vocabulary, payload shape."""
     event = decode_event(raw)
     if isinstance(event, Violation):
         return event
-    if event.seq != index:
-        return Violation(Code.SEQ_NOT_CONTIGUOUS, f"event seq {event.seq} is not contiguous; expected {index}")
     return vocabulary_problem(event) or payload_problem(event)
 
 
-def _check_v0(check: LogCheck, header: Mapping[str, object], events: list[Mapping[str, object] | None]) -> None:
-    if any(e is None for e in events):
-        return  # a malformed line refuses the log before the edge sees it; already reported
-    frozen_header = freeze(header)
-    assert isinstance(frozen_header, Mapping)
-    raws = [e for e in events if e is not None]
-    refused = refusal(raws)
-    if refused is None:
-        upgraded = upgrade_v0(StoredLog(frozen_header, tuple(freeze(e) for e in raws)))  # type: ignore[misc]
-        if isinstance(upgraded, Violation):
-            check.add(_line_of(upgraded), upgraded)
-        else:
-            check.notes.append("v0 log: the v0-to-v1 edge converts it")
+# -- reading -----------------------------------------------------------------------------------------------
+
+
+class LineTooLong(Exception):
+    """A line longer than :data:`MAX_LINE_BYTES`."""
+
+    def __init__(self, number: int, limit: int) -> None:
+        super().__init__(f"line {number} is longer than {limit:,} bytes (the checker's line limit); the log was not checked")
+
+
+def _lines(chunks: Iterable[bytes], limit: int, torn: list[bytes]) -> Iterator[tuple[int, str]]:
+    """The complete lines of ``chunks``, numbered from 1 and decoded; the text after the last
+    newline is left in ``torn``.  Only the pieces of the current line are ever held."""
+    pending: list[bytes] = []
+    pending_size = 0
+    number = 0
+    for chunk in chunks:
+        parts = chunk.split(b"\n")
+        for part in parts[:-1]:
+            number += 1
+            if pending_size + len(part) > limit:
+                raise LineTooLong(number, limit)
+            line = part
+            if pending:
+                pending.append(part)
+                line = b"".join(pending)
+                pending, pending_size = [], 0
+            yield number, line.decode("utf-8", errors="replace")
+        rest = parts[-1]
+        if rest:
+            pending.append(rest)
+            pending_size += len(rest)
+            if pending_size > limit:
+                raise LineTooLong(number + 1, limit)
+    torn.append(b"".join(pending))
+
+
+def _chunks(stream: BinaryIO) -> Iterator[bytes]:
+    while chunk := stream.read(READ_CHUNK_BYTES):
+        yield chunk
+
+
+def check_stream(stream: BinaryIO) -> LogCheck:
+    """Check the log read from ``stream`` in chunks of :data:`READ_CHUNK_BYTES`."""
+    return check_chunks(_chunks(stream))
+
+
+def check_chunks(chunks: Iterable[bytes]) -> LogCheck:
+    """Check the log whose bytes are ``chunks``; lines over :data:`MAX_LINE_BYTES` make it unreadable."""
+    checker = LogChecker()
+    torn: list[bytes] = []
+    try:
+        for number, line in _lines(chunks, MAX_LINE_BYTES, torn):
+            checker.feed(number, line)
+            if checker.done:
+                return checker.finish(False)
+    except LineTooLong as error:
+        return LogCheck(unreadable=str(error))
+    return checker.finish(torn[0] != b"")
+
+
+def check_log(text: str) -> LogCheck:
+    """Check the stored log ``text`` (already decoded)."""
+    checker = LogChecker()
+    segments = text.split("\n")
+    torn = segments.pop()
+    for number, line in enumerate(segments, start=1):
+        checker.feed(number, line)
+        if checker.done:
+            return checker.finish(False)
+    return checker.finish(torn != "")
+
+
+# -- paths and the command line -----------------------------------------------------------------------------------
+
+
+HELP = f"""\
+Check stored logs offline against the model, the way the released reader reads them.
+
+PATH is a log file, a directory (every *.jsonl file under it, recursively, in sorted order) or '-'
+for standard input.  Only regular files are read from a path: a FIFO or a device is refused unless
+it is given as '-'.  Input is read in {READ_CHUNK_BYTES >> 20} MiB chunks; a line over {MAX_LINE_BYTES >> 20} MiB makes its log
+unreadable.
+
+Output: every violation as PATH:LINE: CODE: MESSAGE, notes (a dropped torn tail or uncommitted
+damaged suffix, an open turn that loading repairs), 'PATH: ok' for a log without violations, and a
+final summary line.
+
+Exit status: {EXIT_VIOLATIONS} if any log has violations; otherwise {EXIT_UNREADABLE} if any path could not be checked
+(unreadable, not a regular file, a directory without *.jsonl files, a line over the limit);
+otherwise {EXIT_CLEAN}.  Usage errors also exit {EXIT_UNREADABLE}.
+"""
+
+
+@dataclass
+class Tally:
+    """How the checked paths came out."""
+
+    clean: int = 0
+    violations: int = 0
+    unreadable: int = 0
+
+    @property
+    def status(self) -> int:
+        """The exit status (see :data:`HELP`)."""
+        if self.violations:
+            return EXIT_VIOLATIONS
+        return EXIT_UNREADABLE if self.unreadable else EXIT_CLEAN
+
+    def summary(self) -> str:
+        """The final summary line."""
+        total = self.clean + self.violations + self.unreadable
+        counts = f"{self.clean} clean, {self.violations} with violations, {self.unreadable} unreadable"
+        return f"check-log: {total} log(s) checked: {counts}"
+
+
+def expand_paths(paths: Sequence[str], err: TextIO, tally: Tally) -> Iterator[str]:
+    """The logs to check: files and '-' as given, directories walked for ``*.jsonl`` files (sorted)."""
+    for path in paths:
+        if path == STDIN or not os.path.isdir(path):
+            yield path
+            continue
+        found: list[str] = []
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            found.extend(os.path.join(root, name) for name in files if name.endswith(".jsonl"))
+        if not found:
+            print(f"{path}: no *.jsonl files in this directory", file=err)
+            tally.unreadable += 1
+        yield from sorted(found)
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def check_path(path: str, stdin: BinaryIO | None = None) -> LogCheck:
+    """Check one log file (``-``: ``stdin``); :attr:`LogCheck.unreadable` says why it could not be."""
+    if path == STDIN:
+        return check_stream(stdin if stdin is not None else sys.stdin.buffer)
+    try:
+        # Opened without blocking, so a FIFO without a writer cannot hang the open; judged by fstat.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        return LogCheck(unreadable=error.strerror or str(error))
+    with os.fdopen(descriptor, "rb", buffering=0) as stream:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            return LogCheck(unreadable=f"{kind}, not a regular file; give it as '-' (standard input) to read it")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        try:
+            return check_stream(stream)
+        except OSError as error:
+            return LogCheck(unreadable=error.strerror or str(error))
+
+
+def report(name: str, result: LogCheck, out: TextIO, err: TextIO) -> None:
+    """Print one log's result."""
+    if result.unreadable is not None:
+        print(f"{name}: cannot read: {result.unreadable}", file=err)
         return
-    # Refusal looks at each event on its own, so every refused legacy form can be listed.
-    offset = 0
-    while refused is not None:
-        index = offset + int(_INDEX.search(refused.message).group(1))  # type: ignore[union-attr]
-        check.add(index + 2, Violation(refused.code, _INDEX.sub(f"index {index}", refused.message, count=1)))
-        offset = index + 1
-        refused = refusal(raws[offset:])
+    for finding in result.violations:
+        suffix = " (state-free check after the first violation)" if finding.after_first else ""
+        print(f"{name}:{finding.line}: {finding.code}: {finding.message}{suffix}", file=out)
+    for note in result.notes:
+        print(f"{name}: note: {note}", file=out)
+    if not result.violations:
+        print(f"{name}: ok", file=out)
 
 
-def _line_of(violation: Violation) -> int:
-    found = _INDEX.search(violation.message)
-    return int(found.group(1)) + 2 if found else 1
+def run(paths: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``check-log PATH...``: check every log, print each result and a summary; the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    for stream in (out, err):
+        if isinstance(stream, io.TextIOWrapper):  # a log's text or a path's bytes must not fail the output
+            stream.reconfigure(errors="backslashreplace")
+    tally = Tally()
+    try:
+        for path in expand_paths(paths, err, tally):
+            name = "<stdin>" if path == STDIN else path
+            try:
+                result = check_path(path)
+            except Exception as error:  # a checker bug must not hide the other logs' results
+                result = LogCheck(unreadable=f"internal error: {type(error).__name__}: {error}")
+            report(name, result, out, err)
+            if result.unreadable is not None:
+                tally.unreadable += 1
+            elif result.violations:
+                tally.violations += 1
+            else:
+                tally.clean += 1
+        print(tally.summary(), file=out)
+    except BrokenPipeError:  # the reader of the output went away (``check-log DIR | head``)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return tally.status

@@ -7,12 +7,10 @@ import contextlib
 import dataclasses
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 from rich.console import Console
 
 from sessionlog_spec.protocol.messages import Port, PortFault
-from sessionlog_spec.suite.check_log import check_log
 from sessionlog_spec.suite.expectations import Expectation, ExpectationError, judge, load_expectations
 from sessionlog_spec.suite.output.cases import read_case
 from sessionlog_spec.suite.output.console import RunProgress, show
@@ -126,21 +124,3 @@ def replay_case(args: argparse.Namespace) -> int:
     print(f"{document['case']}: {document['message']}")
     print(render(outcome))
     return 1 if outcome.failed else 0
-
-
-def check_log_file(path: Path) -> int:
-    """``python -m sessionlog_spec check-log PATH``: every violation with its line; exit 1 on any."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        print(f"{path}: cannot read: {error}", file=sys.stderr)
-        return USAGE_ERROR
-    result = check_log(text)
-    for finding in result.violations:
-        suffix = " (state-free check after the first violation)" if finding.after_first else ""
-        print(f"{path}:{finding.line}: {finding.code}: {finding.message}{suffix}")
-    for note in result.notes:
-        print(f"{path}: note: {note}")
-    if not result.violations:
-        print(f"{path}: ok")
-    return 1 if result.violations else 0

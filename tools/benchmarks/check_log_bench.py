@@ -1,0 +1,342 @@
+"""check-log against a bare ``orjson.loads`` of every line, at 10k, 100k and 1M events.
+
+Generates realistic valid v1 logs once into a temporary directory, each in both layouts: one event
+per line, and packed (chunk runs as packed rows, ``encode_jsonl(..., packed=True)``, as upstream's
+writer stores them).  The sessions are the suite's ``realistic`` generator
+(:mod:`sessionlog_spec.vectors.realistic`: turns of one to three tool steps, tool-result rewrites, a
+compaction every ten turns) with streaming output added before every assistant message: a run of
+reasoning deltas, a run of text deltas and one run of tool-call deltas per call.  Then, side by
+side and interleaved round by round on the same file, each in a fresh child process:
+
+* **check-log**: :func:`sessionlog_spec.suite.check_log.check_path`, the whole offline check
+  (chunked reading, the released reader's row scan, the full v1 contract per event);
+* **orjson**: ``orjson.loads`` of every line of the same file, nothing else;
+* **peak RSS** of the check-log child (its own ``VmHWM``), and the same for a child that only
+  imports the checker, so the growth over that baseline can be set against the file size.
+
+Every measurement covers about the same work, ``--work`` events (1M by default): the 10k log is
+checked 100 times in its child, the 100k log 10 times, the 1M log once, so each per-event time is
+an average over a minute or so and background load on a shared machine hits every size alike
+(a single 10k check takes half a second, short enough to land entirely in a quiet or a busy
+moment).  With ``--rounds N`` each measurement is repeated N times and the best is kept.
+Run from the repository root::
+
+    .venv/bin/python tools/benchmarks/check_log_bench.py [--sizes 10000,100000,1000000] [--work 1000000] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sessionlog_spec.model.event import Event, decode_event
+from sessionlog_spec.model.json_value import as_object, freeze
+from sessionlog_spec.model.jsonl import encode_jsonl
+from sessionlog_spec.model.load import read_log
+from sessionlog_spec.model.violation import Violation
+from sessionlog_spec.suite.check_log import check_path
+from sessionlog_spec.vectors import realistic
+
+SIZES = (10_000, 100_000, 1_000_000)
+BATCH_EVENTS = 20_000
+"""Events encoded at a time while writing (always whole turns, so packing is unaffected)."""
+REASONING = ("The", " user", " wants", " me", " to", " read", " it.")
+TEXT = ("Let", " me", " read", " the", " files", " it", " names", ".")
+ARGUMENTS = ('{"pa', 'th": ', '"a.', 'py"}')
+MiB = 1 << 20
+
+
+# -- generating ---------------------------------------------------------------------------------------------
+
+
+class _StreamingLog(realistic._Log):
+    """The ``realistic`` generator's log, with chunk runs before every assistant message, handed
+    event by event to ``sink`` instead of being kept."""
+
+    def __init__(self, sink: Callable[[dict[str, Any]], None]) -> None:
+        super().__init__()
+        self.count = 0
+        self.sink = sink
+
+    def _emit(self, type_: str, data: Any, **envelope: Any) -> int:
+        seq = self.count
+        self.sink({"type": type_, "seq": seq, "time": realistic.T0 + realistic.TIME_STEP * seq, "data": data, **envelope})
+        self.count += 1
+        return seq
+
+    def add(self, type_: str, data: Any, **envelope: Any) -> int:
+        if type_ == "assistant/message":
+            self._chunks(data)
+        return self._emit(type_, dict(data), **envelope)
+
+    def _chunks(self, data: Any) -> None:
+        where = {"turn": data["turn"], "step": data["step"]}
+        for kind, pieces in (("reasoning-delta", REASONING), ("text-delta", TEXT)):
+            for piece in pieces:
+                self._emit("assistant/chunk", {**where, "chunk": {"type": kind, "index": 0, "text": piece}})
+        calls = [block for block in data["message"]["content"] if block["type"] == "tool-call"]
+        for index, call in enumerate(calls, start=1):
+            for piece in ARGUMENTS:
+                chunk = {
+                    "type": "tool-call-delta",
+                    "index": index,
+                    "id": call["id"],
+                    "name": call["name"],
+                    "argumentsDelta": piece,
+                }
+                self._emit("assistant/chunk", {**where, "chunk": chunk})
+
+
+@dataclass(frozen=True)
+class Log:
+    """One generated session, stored in both layouts."""
+
+    events: int
+    plain: Path
+    packed: Path
+
+
+def generate(target: int, directory: Path, seed: int = 1) -> Log:
+    """Whole turns until at least ``target`` events, written plain and packed into ``directory``."""
+    header = as_object(freeze(realistic.HEADER_LINE))
+    assert header is not None
+    batch: list[Event] = []
+
+    def sink(raw: dict[str, Any]) -> None:
+        event = decode_event(raw)
+        assert not isinstance(event, Violation), event
+        batch.append(event)
+
+    log, rng = _StreamingLog(sink), realistic.Minstd(seed)
+    plain_path, packed_path = directory / f"log-{target}.jsonl", directory / f"log-{target}-packed.jsonl"
+    with plain_path.open("w", encoding="utf-8") as plain, packed_path.open("w", encoding="utf-8") as packed:
+        first, turn = True, 0
+        while log.count < target:
+            turn += 1
+            realistic._turn(log, rng, turn)
+            if len(batch) >= BATCH_EVENTS or log.count >= target:
+                for stream, is_packed in ((plain, False), (packed, True)):
+                    text = encode_jsonl(header, batch, packed=is_packed)
+                    stream.write(text if first else text[text.index("\n") + 1 :])
+                first = False
+                batch.clear()
+    return Log(log.count, plain_path, packed_path)
+
+
+def _assert_valid(path: Path) -> None:
+    read = read_log(path.read_bytes().decode("utf-8"))
+    assert not isinstance(read, Violation), f"{path}: the generator wrote an invalid log: {read}"
+
+
+# -- measuring ------------------------------------------------------------------------------------------
+
+
+def _child(mode: str, path: str, repeat: int) -> None:
+    """Run one measurement (``repeat`` passes over the file) in this fresh process and print it as JSON."""
+    out: dict[str, Any] = {}
+    start, cpu = time.perf_counter(), time.process_time()
+    for _ in range(repeat):
+        if mode == "check":
+            result = check_path(path)
+            out.update(events=result.events, violations=len(result.violations), unreadable=result.unreadable)
+        elif mode == "orjson":
+            with open(path, "rb") as stream:
+                for line in stream:
+                    orjson.loads(line)
+    out.update(seconds=time.perf_counter() - start, cpu=time.process_time() - cpu, peak_rss=_peak_rss())
+    print(json.dumps(out))
+
+
+def _peak_rss() -> int | None:
+    """This process's own peak RSS in bytes (``VmHWM``), or ``None`` without ``/proc``.
+
+    Not ``ru_maxrss``: on Linux that survives ``execve``, so a child started by a big parent would
+    report the parent's size.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+@dataclass
+class Run:
+    """One child's result."""
+
+    seconds: float
+    cpu: float
+    peak_rss: int
+    """Bytes."""
+    output: dict[str, Any]
+
+
+def _measure(mode: str, path: Path | None = None, repeat: int = 1) -> Run:
+    command = [sys.executable, __file__, "--child", mode, str(path or ""), str(repeat)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stdout = child.stdout.read() if child.stdout is not None else b""
+    stderr = child.stderr.read() if child.stderr is not None else b""
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise RuntimeError(f"{mode} {path}: exit {child.returncode}: {stderr.decode(errors='replace')}")
+    output = json.loads(stdout)
+    return Run(output["seconds"], output["cpu"], output["peak_rss"] or usage.ru_maxrss * 1024, output)
+
+
+@dataclass
+class Row:
+    """One table row: one log in one layout."""
+
+    events: int
+    layout: str
+    lines: int
+    file_bytes: int
+    repeat: int
+    check_us_per_event: float
+    orjson_us_per_event: float
+    ratio: float
+    check_cpu_us_per_event: float
+    orjson_cpu_us_per_event: float
+    cpu_ratio: float
+    peak_rss: int
+    rss_over_baseline: int
+
+    @property
+    def memory_ratio(self) -> float:
+        """Peak RSS growth over the import-only baseline, per byte of the file."""
+        return self.rss_over_baseline / self.file_bytes
+
+
+def measure(log: Log, layout: str, work: int, rounds: int, baseline: int) -> Row:
+    """Best of ``rounds`` interleaved rounds of check-log and orjson on one file, each about ``work`` events."""
+    repeat = max(1, round(work / log.events))
+    path = log.plain if layout == "plain" else log.packed
+    checks: list[Run] = []
+    parses: list[Run] = []
+    for _ in range(rounds):
+        checks.append(_measure("check", path, repeat))
+        parses.append(_measure("orjson", path, repeat))
+    for run in checks:
+        output = run.output
+        if output["unreadable"] is not None or output["violations"] or output["events"] != log.events:
+            raise AssertionError(f"{path}: check-log did not read a clean log of {log.events} events: {output}")
+    check = min(run.seconds for run in checks)
+    parse = min(run.seconds for run in parses)
+    check_cpu = min(run.cpu for run in checks)
+    parse_cpu = min(run.cpu for run in parses)
+    peak = max(run.peak_rss for run in checks)
+    with path.open("rb") as stream:
+        lines = sum(1 for _ in stream)
+    return Row(
+        events=log.events,
+        layout=layout,
+        lines=lines,
+        file_bytes=path.stat().st_size,
+        repeat=repeat,
+        check_us_per_event=check / (log.events * repeat) * 1e6,
+        orjson_us_per_event=parse / (log.events * repeat) * 1e6,
+        ratio=check / parse,
+        check_cpu_us_per_event=check_cpu / (log.events * repeat) * 1e6,
+        orjson_cpu_us_per_event=parse_cpu / (log.events * repeat) * 1e6,
+        cpu_ratio=check_cpu / parse_cpu,
+        peak_rss=peak,
+        rss_over_baseline=peak - baseline,
+    )
+
+
+def table(rows: Sequence[Row], baseline: int) -> str:
+    """The Markdown table and the scaling figures."""
+    out = [
+        "| events | layout | lines | file MB | passes | check-log µs/event (CPU) | orjson µs/event (CPU) "
+        "| check-log ÷ orjson (CPU) | peak RSS MB | RSS growth MB | growth ÷ file size |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        out.append(
+            f"| {row.events:,} | {row.layout} | {row.lines:,} | {row.file_bytes / MiB:.1f} | {row.repeat} "
+            f"| {row.check_us_per_event:.1f} ({row.check_cpu_us_per_event:.1f}) "
+            f"| {row.orjson_us_per_event:.2f} ({row.orjson_cpu_us_per_event:.2f}) "
+            f"| {row.ratio:.0f}× ({row.cpu_ratio:.0f}×) | {row.peak_rss / MiB:.1f} | {row.rss_over_baseline / MiB:+.1f} "
+            f"| {row.memory_ratio:.3f}× |"
+        )
+    out.append("")
+    out.append(f"Baseline (a child that only imports the checker, highest of three): peak RSS {baseline / MiB:.1f} MB.")
+    for layout in ("plain", "packed"):
+        mine = [row for row in rows if row.layout == layout]
+        if len(mine) >= 2:
+            small, large = mine[0], mine[-1]
+            scale = large.check_us_per_event / small.check_us_per_event
+            cpu_scale = large.check_cpu_us_per_event / small.check_cpu_us_per_event
+            out.append(
+                f"Per-event check-log time, {layout}: {large.events:,} ÷ {small.events:,} events = {scale:.2f} "
+                f"wall, {cpu_scale:.2f} CPU ({'within' if max(scale, cpu_scale) <= 1.5 else 'OVER'} the 1.5 bound)."
+            )
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Generate, measure, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES), help="event counts (default 10000,100000,1000000)")
+    parser.add_argument("--work", type=int, default=1_000_000, help="events per measurement (default 1000000)")
+    parser.add_argument("--rounds", type=int, default=1, help="measurements per log, the best kept (default 1)")
+    parser.add_argument("--dir", type=Path, help="write the logs here and keep them (default: a temporary directory)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the rows as JSON")
+    parser.add_argument(
+        "--no-compaction",
+        action="store_true",
+        help="never compact, so the surface (what the checker keeps) grows with the log: the memory worst case",
+    )
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "PATH", "REPEAT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        mode, path, repeat = args.child
+        _child(mode, path, int(repeat))
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.no_compaction:
+        realistic.COMPACT_EVERY = sys.maxsize  # read by the generator at every turn
+    with tempfile.TemporaryDirectory(prefix="check-log-bench-") as scratch:
+        directory = args.dir or Path(scratch)
+        directory.mkdir(parents=True, exist_ok=True)
+        logs = []
+        for size in sizes:
+            start = time.perf_counter()
+            log = generate(size, directory)
+            print(f"generated {log.events:,} events in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+            if size == min(sizes):
+                _assert_valid(log.plain)
+                _assert_valid(log.packed)
+            logs.append(log)
+        baseline = max(_measure("baseline").peak_rss for _ in range(3))
+        rows = []
+        for log in logs:
+            for layout in ("plain", "packed"):
+                rows.append(measure(log, layout, args.work, args.rounds, baseline))
+                print(f"measured {log.events:,} {layout}", file=sys.stderr, flush=True)
+    machine = f"{platform.python_implementation()} {platform.python_version()}, orjson {orjson.__version__}"
+    print(f"{machine}, {os.cpu_count()} CPU(s); load average at the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(table(rows, baseline))
+    if args.json:
+        args.json.write_text(json.dumps({"baseline": baseline, "rows": [asdict(r) for r in rows]}, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
