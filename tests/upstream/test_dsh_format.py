@@ -52,15 +52,7 @@ def edge() -> Iterator[SubprocessPort]:
 def streamed_text() -> str:
     """A closed turn whose answer streamed as four text chunks, stored one event per line."""
     b = SessionBuilder()
-    b.turn_start()
-    b.user_message("Explain it.")
-    b.step_start()
-    b.request_header(basic_header(), "initial")
-    for text in ("The ", "loop ", "never ", "ends."):
-        b.chunk(text)
-    b.assistant_message("The loop never ends.")
-    b.step_end()
-    b.turn_end()
+    b.streamed_turn("Explain it.", ("The ", "loop ", "never ", "ends."), (), basic_header(), "initial")
     return "".join(encode_line(line) + "\n" for line in [DEFAULT_HEADER, *b.events])
 
 

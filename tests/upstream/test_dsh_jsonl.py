@@ -43,27 +43,10 @@ def upstream() -> Iterator[SubprocessPort]:
 
 
 def streamed_session() -> SessionBuilder:
-    """Two turns: a streamed answer (text and reasoning runs) and a streamed tool call."""
+    """Two turns with streamed answers (runs of four text chunks), the second asking for a tool call."""
     b = SessionBuilder()
-    b.turn_start()
-    b.user_message("Explain the failure.")
-    b.step_start()
-    b.request_header(basic_header(), "initial")
-    for text in ("The ", "loop ", "never ", "ends."):
-        b.chunk(text)
-    b.assistant_message("The loop never ends.")
-    b.step_end()
-    b.turn_end()
-    b.turn_start()
-    b.user_message("Fix it.")
-    b.step_start()
-    for text in ("I ", "will ", "read ", "it."):
-        b.chunk(text)
-    b.assistant_message("I will read it.", ["call-1"])
-    b.tool_call("call-1")
-    b.tool_result("call-1")
-    b.step_end()
-    b.turn_end()
+    b.streamed_turn("Explain the failure.", ("The ", "loop ", "never ", "ends."), (), basic_header(), "initial")
+    b.streamed_turn("Fix it.", ("I ", "will ", "read ", "it."), ("call-1",))
     return b
 
 

@@ -99,16 +99,7 @@ def states() -> dict[str, SessionBuilder]:
     after_step.tool_result("call-z")
     after_step.step_end()
     streamed = realistic_session(turns=1)
-    streamed.turn_start()
-    streamed.user_message("Explain the failure.")
-    streamed.step_start()
-    streamed.request_header(basic_header(), "resume")
-    for text in ("The ", "loop ", "never ", "ends."):
-        streamed.chunk(text)
-    streamed.assistant_message("The loop never ends.", ["call-s"])
-    streamed.tool_call("call-s")
-    streamed.tool_result("call-s")
-    streamed.step_end()
+    streamed.streamed_turn("Explain the failure.", ("The ", "loop ", "never ", "ends."), ("call-s",), basic_header(), "resume")
     built = {
         "streamed": streamed,
         "mid-step": mid,
@@ -409,7 +400,7 @@ def write_case(outcome: Outcome, upstream: Port, directory: Path) -> Path:
     failure = Disagreement(q.group, outcome.mismatch, outcome.exchanges, rule="inject", invariants=invariants, codes=codes)
     document = case_json(failure, upstream.hello, strict_codes=False, steps_shown=[f"{q.name} from the {q.state} state"])
     directory.mkdir(parents=True, exist_ok=True)
-    stem = q.name.split('#')[0].replace('/', '_')
+    stem = q.name.split("#")[0].replace("/", "_")
     path = directory / f"{q.group}-{stem}-{outcome.verdict}.json"
     path.write_text(json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1) + "\n", encoding="utf-8")
     return path

@@ -204,7 +204,6 @@ class SessionBuilder:
         """The seqs of tool results currently on the surface."""
         return [n for n in self.state.surface.nodes if self.state.events[n].type == "tool/result"]
 
-
     def tool_turn(
         self, text: str, calls: Sequence[str], header: Mapping[str, Any] | None = None, reason: str | None = None
     ) -> None:
@@ -224,6 +223,31 @@ class SessionBuilder:
         self.assistant_message("Done.")
         self.step_end()
         self.turn_end()
+
+    def streamed_turn(
+        self,
+        text: str,
+        chunks: Sequence[str],
+        calls: Sequence[str] = (),
+        header: Mapping[str, Any] | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """One complete turn of one step whose answer streamed as ``chunks`` (a run a released writer
+        packs into one row when there are three or more), asking for ``calls`` and getting their results."""
+        self.turn_start()
+        self.user_message(text)
+        self.step_start()
+        if header is not None and reason is not None:
+            self.request_header(header, reason)
+        for chunk in chunks:
+            self.chunk(chunk)
+        self.assistant_message("".join(chunks), list(calls))
+        for call in calls:
+            self.tool_call(call)
+            self.tool_result(call)
+        self.step_end()
+        self.turn_end()
+
 
 def realistic_session(turns: int = 3, calls_per_step: int = 2, header: Mapping[str, Any] | None = None) -> SessionBuilder:
     """A complete, closed session: turns with a header, tool steps and a final answer."""

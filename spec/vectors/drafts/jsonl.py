@@ -44,15 +44,8 @@ def torn_tails() -> list[Draft]:
 def streamed_log() -> list[dict[str, object]]:
     """A closed turn whose answer streamed as a run of text chunks, then a compaction citing four seqs."""
     b = SessionBuilder()
-    b.turn_start()
-    b.user_message("Explain the bug.")
-    b.step_start()
-    b.request_header({"config": {"provider": "p", "model": "m"}}, "initial")
-    for text in ("The ", "loop ", "never ", "ends."):
-        b.chunk(text)
-    b.assistant_message("The loop never ends.")
-    b.step_end()
-    b.turn_end()
+    header = {"config": {"provider": "p", "model": "m"}}
+    b.streamed_turn("Explain the bug.", ("The ", "loop ", "never ", "ends."), (), header, "initial")
     b.turn_start()
     nodes = b.state.surface.nodes
     b.compaction(nodes[0], nodes[-1])
