@@ -18,6 +18,7 @@ from sessionlog_spec import catalogue
 from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.suite import check_log as check_log_command
 from sessionlog_spec.suite import commands
+from sessionlog_spec.suite.arguments import command_line, positive_int, positive_seconds
 from sessionlog_spec.suite.profiles import PROFILES
 from sessionlog_spec.vectors import cli as vectors_cli
 
@@ -27,9 +28,13 @@ CHECK_SCRIPT = "sessionlog-check"
 
 def _port_options(parser: argparse.ArgumentParser) -> None:
     target = parser.add_mutually_exclusive_group()
-    target.add_argument("--driver", metavar="CMD", help="a driver program speaking sessionlog-driver/1 ('node driver.mjs')")
-    target.add_argument("--port", metavar="PORT", help="'python' or 'model' (in-process), or a driver command line")
-    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per request to a driver (default 5)")
+    target.add_argument(
+        "--driver", type=command_line, metavar="CMD", help="a driver program speaking sessionlog-driver/1 ('node driver.mjs')"
+    )
+    target.add_argument(
+        "--port", type=command_line, metavar="PORT", help="'python' or 'model' (in-process), or a driver command line"
+    )
+    parser.add_argument("--timeout", type=positive_seconds, default=5.0, help="seconds per request to a driver (default 5)")
     parser.add_argument("--strict-codes", action="store_true", help="require the model's violation code on every refusal")
 
 
@@ -43,7 +48,9 @@ def _groups(text: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="python -m spec", description="sessionlog-spec: model, spec, conformance suite")
+    parser = argparse.ArgumentParser(
+        prog="python -m sessionlog_spec", description="sessionlog-spec: model, spec, conformance suite"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     check = sub.add_parser("check", help="check a port against the model with the conformance state machines")
@@ -56,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--expect-fail", type=Path, metavar="FILE", help="JSON or TOML list of expected failures")
     check.add_argument("--cases-dir", type=Path, default=Path("reports/cases"), help="counterexample directory (reports/cases)")
     check.add_argument("--database", metavar="DIR", help="Hypothesis example database directory ($SESSIONLOG_DATABASE)")
-    check.add_argument("--max-examples", type=int, metavar="N", help="override the profile's examples per group")
-    check.add_argument("--steps", type=int, metavar="N", help="override the profile's steps per example")
-    check.add_argument("--shrink-seconds", type=int, metavar="S", help="override how long one failure may be shrunk")
+    check.add_argument("--max-examples", type=positive_int, metavar="N", help="override the profile's examples per group")
+    check.add_argument("--steps", type=positive_int, metavar="N", help="override the profile's steps per example")
+    check.add_argument("--shrink-seconds", type=positive_int, metavar="S", help="override how long one failure may be shrunk")
     check.add_argument("--quiet", action="store_true", help="no progress bars")
 
     replay = sub.add_parser("replay", help="re-run a counterexample file against a port and show the diff")

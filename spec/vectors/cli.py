@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from sessionlog_spec.protocol.messages import PortFault
+from sessionlog_spec.suite.arguments import command_line, positive_seconds
 from sessionlog_spec.suite.ports import PortUnavailable, port_for
 from sessionlog_spec.vectors import generate as gen
 from sessionlog_spec.vectors import regressions
@@ -30,11 +31,15 @@ def add_parser(subparsers: Any) -> None:
         p.add_argument("--dir", type=Path, default=VECTORS_DIR, help="the vectors directory")
     run = sub.add_parser("run", help="run every vector against a port")
     target = run.add_mutually_exclusive_group()
-    target.add_argument("--port", default=None, help="'model', 'python' or a driver command line")
-    target.add_argument("--driver", default=None, metavar="CMD", help="a driver command line (same as --port CMD)")
+    target.add_argument("--port", type=command_line, default=None, help="'model', 'python' or a driver command line")
+    target.add_argument(
+        "--driver", type=command_line, default=None, metavar="CMD", help="a driver command line (same as --port CMD)"
+    )
     run.add_argument("--strict-codes", action="store_true", help="also require the model's violation code")
-    run.add_argument("--timeout", type=float, default=5.0, help="per-request timeout of a driver, in seconds")
-    run.add_argument("--large-timeout", type=float, default=300.0, help="per-request timeout for the large vectors")
+    run.add_argument("--timeout", type=positive_seconds, default=5.0, help="per-request timeout of a driver, in seconds")
+    run.add_argument(
+        "--large-timeout", type=positive_seconds, default=300.0, help="per-request timeout for the large vectors"
+    )
     run.add_argument("--only", default="", help="comma-separated files to run (e.g. log,surface)")
     run.add_argument("--skip", default="", help="comma-separated files to leave out (e.g. large)")
     run.add_argument("--dir", type=Path, default=VECTORS_DIR, help="the vectors directory")
