@@ -127,8 +127,6 @@ class Question:
     state: str
     events: list[RawEvent]
     candidate: Any
-    expected_code: str | None
-    """The code the model refuses with, or ``None`` for a valid probe."""
     requests: list[Request] | None = None
     """The transcript, when it is not the group's default one for ``events`` plus ``candidate``."""
 
@@ -144,7 +142,6 @@ def probes(builders: dict[str, SessionBuilder]) -> Iterator[Question]:
         "mid-step",
         log,
         mid.event("session/title", {"title": "Fix tests"}, commit=False, ignorable=True),
-        None,
     )
     yield Question(
         "session",
@@ -153,10 +150,9 @@ def probes(builders: dict[str, SessionBuilder]) -> Iterator[Question]:
         "mid-step",
         log,
         mid.event("assistant/attempt", {"stream": []}, commit=False, ignorable=True),
-        None,
     )
     seeded = [*log, mid.event("assistant/attempt", {"stream": []}, commit=False, ignorable=True)]
-    yield Question("session", "probe_seed_with_ignorable_unknown_type", "seed", "mid-step", [], seeded, None)
+    yield Question("session", "probe_seed_with_ignorable_unknown_type", "seed", "mid-step", [], seeded)
     not_started = mid.tool_result_data("call-c", "never started", is_error=False)
     not_started["error"] = {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
     yield Question(
@@ -166,10 +162,9 @@ def probes(builders: dict[str, SessionBuilder]) -> Iterator[Question]:
         "mid-step",
         log,
         mid.event("tool/result", not_started, commit=False, surfaceOp="append"),
-        None,
     )
     series = mid.request_header(basic_header(system="You are terse.", tools=("read_file", "bash")), "series", commit=False)
-    yield Question("session", "probe_series_reason", "append", "mid-step", log, series, None)
+    yield Question("session", "probe_series_reason", "append", "mid-step", log, series)
     yield Question(
         "session",
         "probe_header_null",
@@ -177,10 +172,9 @@ def probes(builders: dict[str, SessionBuilder]) -> Iterator[Question]:
         "mid-step",
         log,
         mid.event("request/header", {"header": None, "reason": "change"}, commit=False),
-        "HEADER_INVALID",
     )
     negative = {**mid.event("todo/write", {"todos": []}, commit=False), "time": -1}
-    yield Question("session", "probe_negative_time_in_seed", "seed", "mid-step", [], [*log, negative], "ENVELOPE_BAD_TIME")
+    yield Question("session", "probe_negative_time_in_seed", "seed", "mid-step", [], [*log, negative])
 
 
 INJECTING: dict[str, type[AgentMachine]] = {
@@ -213,7 +207,7 @@ def candidates(builders: dict[str, SessionBuilder], groups: Sequence[str]) -> It
                     seen.append(candidate)
                     events = [] if mutation.context == "seed" else builder.events
                     name = mutation.name if len(seen) == 1 else f"{mutation.name}#{len(seen)}"
-                    yield Question(group, name, mutation.context, state, events, candidate, mutation.code.value)
+                    yield Question(group, name, mutation.context, state, events, candidate)
 
 
 class SeededDraws:
@@ -256,12 +250,11 @@ def stored_texts(builders: dict[str, SessionBuilder]) -> Iterator[tuple[str, str
 def text_questions(builders: dict[str, SessionBuilder], groups: Sequence[str]) -> Iterator[Question]:
     """Stored texts through ``load`` (jsonl) and ``read``; v0 logs through ``upgrade_v0`` (legacy)."""
     for state, name, text in stored_texts(builders):
-        expected = _model_code("read", {"jsonl": text})
         if "jsonl" in groups and "session" in groups:
             requests: list[Request] = [("reset", {}), ("load", {"jsonl": text}), ("state", {})]
-            yield Question("jsonl", f"stored-{name}", "load", state, [], text, expected, requests)
+            yield Question("jsonl", f"stored-{name}", "load", state, [], text, requests)
         if "read" in groups:
-            yield Question("read", f"stored-{name}", "read", state, [], text, expected, [("read", {"jsonl": text})])
+            yield Question("read", f"stored-{name}", "read", state, [], text, [("read", {"jsonl": text})])
     if "legacy" not in groups:
         return
     for state, builder in builders.items():
@@ -269,12 +262,10 @@ def text_questions(builders: dict[str, SessionBuilder], groups: Sequence[str]) -
         for style in [frozenset(), *(frozenset({form}) for form in FORMS), frozenset(FORMS)]:
             log = {"header": header, "events": v0_events(builder.events, style)}
             name = "v0-" + ("+".join(sorted(style)) or "canonical")
-            expected = _model_code("upgrade_v0", {"log": log})
-            yield Question("legacy", name, "upgrade", state, [], log, expected, [("upgrade_v0", {"log": log})])
+            yield Question("legacy", name, "upgrade", state, [], log, [("upgrade_v0", {"log": log})])
             if "read" in groups:
                 text = stored_text(log)
-                read_code = _model_code("read", {"jsonl": text})
-                yield Question("read", name, "read", state, [], text, read_code, [("read", {"jsonl": text})])
+                yield Question("read", name, "read", state, [], text, [("read", {"jsonl": text})])
 
 
 def vector_questions(groups: Sequence[str]) -> Iterator[Question]:
@@ -285,30 +276,23 @@ def vector_questions(groups: Sequence[str]) -> Iterator[Question]:
             continue
         for case in document["cases"]:
             requests = [_request(step) for step in case["input"]]
-            expected = None if case["expected"]["ok"] else case["expected"]["code"]
             if all(g in groups for g in case["requires"]):
                 if "session" in groups:
                     requests = [("reset", {}), *requests]
                     if not case["expected"]["ok"] and requests[-1][0] in ("seed", "append", "load"):
                         requests.append(("state", {}))
                 group = case["requires"][-1] if case["requires"] else stem
-                yield Question(group, case["id"], "vector", stem, [], None, expected, requests)
+                yield Question(group, case["id"], "vector", stem, [], None, requests)
             elif "read" in groups and set(case["requires"]) <= {"session", "jsonl"}:
                 for index, (op, args) in enumerate(requests):
                     if op == "load":
-                        code = _model_code("read", args)
-                        yield Question("read", f"{case['id']}#{index}", "vector", stem, [], args["jsonl"], code, [("read", args)])
+                        yield Question("read", f"{case['id']}#{index}", "vector", stem, [], args["jsonl"], [("read", args)])
 
 
 def _request(step: Mapping[str, Any]) -> Request:
     request = dict(expand_step(dict(step)))
     op = request.pop("op")
     return op, request
-
-
-def _model_code(op: str, args: dict[str, Any]) -> str | None:
-    reply = InProcessPort(Oracle()).call(op, **args)
-    return reply.code if isinstance(reply, Refused) else None
 
 
 def questions(
@@ -356,6 +340,8 @@ class Outcome:
     verdict: str
     """``agree``, ``agree*`` (both refuse, different codes) or the mismatch kind."""
     upstream: str
+    model: str
+    """What the model answered to the question: ``accepts`` or its refusal code."""
     exchanges: list[Exchange]
     mismatch: Mismatch | None
     case_file: Path | None = None
@@ -369,17 +355,18 @@ def ask(question: Question, upstream: Port) -> Outcome:
     exchanges: list[Exchange] = []
     strict_differs = False
     asked: Reply | None = None
+    model = ""
     for op, args in transcript(question):
         expected, actual = oracle.call(op, **args), upstream.call(op, **args)
         exchanges.append(Exchange(op, args, expected, actual))
-        if op not in ("reset", "state") and not (op == "seed" and question.context != "seed"):
-            asked = actual
+        if op not in ("reset", "state"):  # the last other op is the question; earlier ones set it up
+            asked, model = actual, expected.code if isinstance(expected, Refused) else "accepts"
         mismatch = compare(op, expected, actual, strict_codes=False, header_observed=True)
         if mismatch is not None:
-            return Outcome(question, mismatch.kind, describe(actual), exchanges, mismatch)
+            return Outcome(question, mismatch.kind, describe(actual), model, exchanges, mismatch)
         if isinstance(expected, Refused) and isinstance(actual, Refused) and expected.code != actual.code:
             strict_differs = True
-    return Outcome(question, "agree*" if strict_differs else "agree", describe(asked), exchanges, None)
+    return Outcome(question, "agree*" if strict_differs else "agree", describe(asked), model, exchanges, None)
 
 
 def describe(reply: Reply | None) -> str:
@@ -448,7 +435,7 @@ def explain(outcome: Outcome, notes: Sequence[Explanation] = ()) -> str:
     if outcome.mismatch is None:
         return outcome.verdict
     q = outcome.question
-    text = f"{q.group} {q.name} {q.expected_code or 'accepts'} {outcome.verdict} {outcome.upstream}"
+    text = f"{q.group} {q.name} {outcome.model} {outcome.verdict} {outcome.upstream}"
     for explanation in notes:
         # A driver's notes may also look at how the results differ.
         if re.search(explanation.pattern, f"{text} | {outcome.mismatch.message}", re.IGNORECASE):
@@ -558,7 +545,7 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "group": q.group,
         "candidate": q.name,
         "state": q.state,
-        "model": q.expected_code or "accepts",
+        "model": outcome.model,
         "verdict": outcome.verdict,
         "class": outcome.explained,
         "upstream": outcome.upstream,
@@ -578,7 +565,7 @@ def print_table(outcomes: list[Outcome], out: Callable[[str], None] = print) -> 
         shown = next((o for o in items if o.mismatch is not None), items[0])
         verdicts = ", ".join(f"{o.question.state}: {o.verdict}" for o in items)
         upstream = shown.upstream.replace("|", "\\|")[:140]
-        out(f"| {group} | {name} | {shown.question.expected_code or 'accepts'} | {upstream} | {shown.verdict} | {verdicts} |")
+        out(f"| {group} | {name} | {shown.model} | {upstream} | {shown.verdict} | {verdicts} |")
 
 
 if __name__ == "__main__":
