@@ -120,7 +120,9 @@ def _header_after(header: JsonObject | None, event: Event) -> JsonObject | None:
     return header if snapshot is None else canonical_header(snapshot)
 
 
-def _pending_after(pending: int, admission: Admission) -> int:
+def pending_after(pending: int, admission: Admission) -> int:
+    """The pending-call balance after an admitted event: appends to the surface move it,
+    replacements and log-only events do not."""
     if admission.plan is None or admission.plan.replacement is not None:
         return pending
     return pending + pairing_delta(admission.event)
@@ -136,7 +138,7 @@ def append_event(state: SessionState, raw: object) -> SessionState | Violation:
         surface=state.surface if admission.plan is None else apply_plan(state.surface, admission.plan),
         trace=admission.trace,
         header=_header_after(state.header, admission.event),
-        pending_calls=_pending_after(state.pending_calls, admission),
+        pending_calls=pending_after(state.pending_calls, admission),
     )
 
 
@@ -163,7 +165,7 @@ def fold_session(
         events.append(admission.event)
         trace = admission.trace
         header = _header_after(header, admission.event)
-        pending = _pending_after(pending, admission)
+        pending = pending_after(pending, admission)
         if admission.plan is not None:
             nodes[admission.plan.start_index : admission.plan.end_index] = [admission.plan.seq]
             generation += admission.plan.replacement is not None

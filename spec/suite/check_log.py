@@ -37,7 +37,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final, TextIO
 
-from sessionlog_spec.model.compaction import pairing_delta
 from sessionlog_spec.model.event import Event, decode_event
 from sessionlog_spec.model.json_value import as_int, freeze, is_safe_natural
 from sessionlog_spec.model.jsonl import (
@@ -52,7 +51,7 @@ from sessionlog_spec.model.jsonl import (
 from sessionlog_spec.model.legacy import StoredLog, refusal, upgrade_v0
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.model.rows import Record, row_events
-from sessionlog_spec.model.session import admit, payload_problem, vocabulary_problem
+from sessionlog_spec.model.session import admit, payload_problem, pending_after, vocabulary_problem
 from sessionlog_spec.model.trace import TraceState
 from sessionlog_spec.model.violation import Code, Violation
 
@@ -177,10 +176,9 @@ class StreamingFold:
             return admission
         event, plan = admission.event, admission.plan
         self.trace = admission.trace
+        self.pending = pending_after(self.pending, admission)
         if plan is not None:
-            if plan.replacement is None:
-                self.pending += pairing_delta(event)
-            else:
+            if plan.replacement is not None:
                 for seq in plan.replacement.shadowed:
                     self.log.forget(seq)
             self.nodes[plan.start_index : plan.end_index] = [plan.seq]
