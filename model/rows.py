@@ -146,12 +146,9 @@ def seq_spans(value: object, max_entries: int) -> tuple[tuple[int, int], ...] | 
     return tuple(spans)
 
 
-def expand_seq_ranges(value: object, max_entries: int) -> tuple[int, ...] | str:
-    """``sourceEventSeqs`` with ``[start, end]`` ranges expanded, or why the list is faulty."""
-    spans = seq_spans(value, max_entries)
-    if isinstance(spans, str):
-        return spans
-    return tuple(seq for first, last in spans for seq in range(first, last + 1))
+def expanded(spans: tuple[tuple[int, int], ...]) -> list[int]:
+    """The seqs that spans stand for, in order."""
+    return [seq for first, last in spans for seq in range(first, last + 1)]
 
 
 def row_events(value: object, next_seq: int | None = None) -> tuple[Record, ...] | str:
@@ -177,7 +174,7 @@ def row_events(value: object, next_seq: int | None = None) -> tuple[Record, ...]
         return spans
     if next_seq is not None and seq != next_seq:
         return (value,)
-    return ({**value, "sourceEventSeqs": [s for first, last in spans for s in range(first, last + 1)]},)
+    return ({**value, "sourceEventSeqs": expanded(spans)},)
 
 
 # --- writing ---------------------------------------------------------------------------------
