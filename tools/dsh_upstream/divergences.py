@@ -39,8 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hypothesis import strategies as st
-
 from sessionlog_spec.protocol.messages import Ok, Port, Refused, Reply
 from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER
 from sessionlog_spec.suite.agent import layouts
@@ -210,27 +208,17 @@ def candidates(builders: dict[str, SessionBuilder], groups: Sequence[str]) -> It
                     yield Question(group, name, mutation.context, state, events, candidate)
 
 
-class SeededDraws:
-    """Stands in for Hypothesis' ``data`` object outside a test: each draw is an example of its
-    strategy from a seeded ``random.Random``, so a question is the same on every run."""
+@dataclass(frozen=True)
+class SeededChoices:
+    """A crash's details from a seeded ``random.Random``, so a question is the same on every run."""
 
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
+    rng: random.Random
 
-    def draw(self, strategy: st.SearchStrategy[Any], label: str = "") -> Any:
-        return _seeded_example(strategy, self.rng)
+    def integer(self, low: int, high: int, label: str) -> int:
+        return self.rng.randint(low, high)
 
-
-def _seeded_example(strategy: st.SearchStrategy[Any], rng: random.Random) -> Any:
-    """A value of the small strategies the crash functions draw from (integers, sampled_from)."""
-    wrapped = getattr(strategy, "wrapped_strategy", strategy)
-    elements = getattr(wrapped, "elements", None)
-    if elements is not None:
-        return rng.choice(list(elements))
-    start, end = getattr(wrapped, "start", None), getattr(wrapped, "end", None)
-    if isinstance(start, int) and isinstance(end, int):
-        return rng.randint(start, end)
-    raise TypeError(f"cannot draw from {strategy!r} outside a test")
+    def choice(self, options: Sequence[Any], label: str) -> Any:
+        return self.rng.choice(list(options))
 
 
 def stored_texts(builders: dict[str, SessionBuilder]) -> Iterator[tuple[str, str, str]]:
@@ -243,7 +231,7 @@ def stored_texts(builders: dict[str, SessionBuilder]) -> Iterator[tuple[str, str
             yield state, f"layout-{name}", layout(text)
         for crash in CRASHES:
             for variant in range(TEXT_VARIANTS):
-                drawn = crashed_text(text, header, SeededDraws(variant), crash)  # type: ignore[arg-type]
+                drawn = crashed_text(text, header, SeededChoices(random.Random(variant)), crash)
                 yield state, f"crash-{crash}#{variant}", drawn
 
 

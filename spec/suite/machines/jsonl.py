@@ -11,7 +11,9 @@ later ``turn/end`` proves the damage committed, leaving its session unchanged.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
@@ -65,29 +67,55 @@ def loaded_with(result: Any) -> tuple[str, ...]:
     return tags
 
 
-def crashed_text(text: str, header: dict[str, Any], data: st.DataObject, crash: str) -> str:
+class Choices(Protocol):
+    """Where a crash's details come from: a Hypothesis example in the machines, a seeded
+    ``random.Random`` in tools that must ask the same questions on every run."""
+
+    def integer(self, low: int, high: int, label: str) -> int:
+        """A whole number from ``low`` to ``high``."""
+        ...
+
+    def choice(self, options: Sequence[Any], label: str) -> Any:
+        """One of ``options``."""
+        ...
+
+
+@dataclass(frozen=True)
+class DrawnChoices:
+    """Choices drawn from a Hypothesis ``data`` object (shrinkable, labelled in the report)."""
+
+    data: st.DataObject
+
+    def integer(self, low: int, high: int, label: str) -> int:
+        return self.data.draw(st.integers(low, high), label=label)
+
+    def choice(self, options: Sequence[Any], label: str) -> Any:
+        return self.data.draw(st.sampled_from(options), label=label)
+
+
+def crashed_text(text: str, header: dict[str, Any], choices: Choices, crash: str) -> str:
     """The stored ``text`` after ``crash``; the reader then drops an uncommitted suffix or refuses."""
     events = len(crashes.lines_of(text)) - 1
     if crash == "cut":
-        return crashes.cut_at(text, data.draw(st.integers(0, len(text)), label="crash at character"))
+        return crashes.cut_at(text, choices.integer(0, len(text), "crash at character"))
     if crash == "no_final_newline":
         return crashes.drop_final_newline(text)
     if crash == "duplicate_last_line":
         return crashes.duplicate_last_line(text)
     if crash == "damage_middle_line" and events > 0:
-        line = data.draw(st.integers(1, events), label="damaged line")
-        return crashes.damage_line(text, line, data.draw(st.sampled_from(crashes.CORRUPTIONS), label="damage"))
+        line = choices.integer(1, events, "damaged line")
+        return crashes.damage_line(text, line, choices.choice(crashes.CORRUPTIONS, "damage"))
     if crash == "stray_line":
-        at = data.draw(st.integers(1, events + 1), label="stray line at")
-        return crashes.insert_stray_line(text, at, data.draw(st.sampled_from(crashes.STRAY_LINES), label="stray"))
+        at = choices.integer(1, events + 1, "stray line at")
+        return crashes.insert_stray_line(text, at, choices.choice(crashes.STRAY_LINES, "stray"))
     if crash == "lose_line" and events > 1:
-        return crashes.drop_line(text, data.draw(st.integers(0, events - 1), label="lost line"))
-    return crashes.replace_header(text, {**header, "version": data.draw(st.sampled_from([2, 3, 17]), label="version")})
+        return crashes.drop_line(text, choices.integer(0, events - 1, "lost line"))
+    return crashes.replace_header(text, {**header, "version": choices.choice([2, 3, 17], "version")})
 
 
-def relaid_text(text: str, data: st.DataObject) -> str:
+def relaid_text(text: str, choices: Choices) -> str:
     """The same log in another layout a released writer may use (:mod:`sessionlog_spec.suite.agent.layouts`)."""
-    return layouts.LAYOUTS[data.draw(st.sampled_from(sorted(layouts.LAYOUTS)), label="layout")](text)
+    return layouts.LAYOUTS[choices.choice(sorted(layouts.LAYOUTS), "layout")](text)
 
 
 class JsonlMachine(LiveSessionMachine):
@@ -134,7 +162,7 @@ class JsonlMachine(LiveSessionMachine):
             self.load(self.stored_text())
         elif what == "layout":
             self.retitle("load_layout")
-            self.load(relaid_text(self.stored_text(), data))
+            self.load(relaid_text(self.stored_text(), DrawnChoices(data)))
         else:
             self.retitle("load_other_version" if what == "newer_version" else f"crash_{what}")
             self.load(self.crashed(data, what))
@@ -152,4 +180,4 @@ class JsonlMachine(LiveSessionMachine):
         """The stored text of the session after ``crash``."""
         header = thaw(self.oracle.header)
         assert isinstance(header, dict)
-        return crashed_text(self.stored_text(), header, data, crash)
+        return crashed_text(self.stored_text(), header, DrawnChoices(data), crash)

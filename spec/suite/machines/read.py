@@ -21,7 +21,7 @@ from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import Mutation
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
-from sessionlog_spec.suite.machines.jsonl import CRASHES, crashed_text, relaid_text
+from sessionlog_spec.suite.machines.jsonl import CRASHES, DrawnChoices, crashed_text, relaid_text
 from sessionlog_spec.suite.machines.legacy import stored_text
 
 READS = ("plain", "layout", "v0", *CRASHES)
@@ -57,12 +57,12 @@ class ReadMachine(AgentMachine):
             self.retitle("read_saved")
         elif what == "layout":
             self.retitle("read_layout")
-            text = relaid_text(text, data)
+            text = relaid_text(text, DrawnChoices(data))
         elif what == "v0":
             # The v1 layout is the v0 layout: the edge reads the same log as version 0.
             self.retitle("read_v0")
             text = stored_text({"header": {**self.header(), "version": 0}, "events": list(self.loop.log)})
         else:
             self.retitle("read_other_version" if what == "newer_version" else f"read_crash_{what}")
-            text = crashed_text(text, self.header(), data, what)
+            text = crashed_text(text, self.header(), DrawnChoices(data), what)
         self.exchange("read", jsonl=text)
