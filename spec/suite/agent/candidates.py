@@ -335,9 +335,8 @@ def _committed_damage(builder: SessionBuilder, rng: random.Random, damage: Calla
     ends = [i for i, line in enumerate(lines) if i > 1 and '"type":"turn/end"' in line]
     if not ends:
         return None
-    lines_copy = list(lines)
-    damage(lines_copy, rng.randrange(1, ends[-1]))
-    return _text(lines_copy)
+    damage(lines, rng.randrange(1, ends[-1]))
+    return _text(lines)
 
 
 @candidate(Code.SEQ_NOT_CONTIGUOUS, "load")
