@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sessionlog_spec.model.json_value import JsonValue, freeze, is_safe_natural, lossless_problem, thaw
+from sessionlog_spec.model.json_value import JsonValue, freeze, is_safe_integer, is_safe_natural, lossless_problem, thaw
 from sessionlog_spec.model.violation import Code, Violation
 
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs"})
@@ -148,8 +148,8 @@ def decode_event(raw: object) -> Event | Violation:
     if not is_safe_natural(seq):
         return Violation(Code.ENVELOPE_BAD_SEQ, f"event {type_!r} seq {seq!r} is not a non-negative safe integer")
     seq = int(seq)
-    if not is_safe_natural(time):
-        return Violation(Code.ENVELOPE_BAD_TIME, f"event seq {seq} time {time!r} is not a non-negative safe integer")
+    if not is_safe_integer(time):
+        return Violation(Code.ENVELOPE_BAD_TIME, f"event seq {seq} time {time!r} is not a safe integer")
     time = int(time)
     if "ignorable" in raw and raw["ignorable"] is not True:
         return Violation(Code.ENVELOPE_BAD_IGNORABLE, f"event seq {seq} ignorable must be absent or true")

@@ -65,12 +65,12 @@ def vocabulary_problem(event: Event) -> Violation | None:
 
 
 def end_seed_problem(event: Event) -> Violation | None:
-    """INV-LOG-10: the end-of-seed marker carries ``{}`` or ``{inherited: true}``."""
+    """INV-LOG-10: the end-of-seed marker carries ``{}``."""
     if event.type != END_SEED:
         return None
     data = as_object(event.data)
-    if data is None or set(data) - {"inherited"} or data.get("inherited", True) is not True:
-        return Violation(Code.END_SEED_INVALID, f"session/end-seed at seq {event.seq} data must be {{}} or {{inherited: true}}")
+    if data is None or data:
+        return Violation(Code.END_SEED_INVALID, f"session/end-seed at seq {event.seq} data must be {{}}")
     return None
 
 

@@ -63,8 +63,9 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-LOG-2",
-        "`seq` and `time` are non-negative safe integers (at most 2^53 − 1).",
-        "Every language reads them back exactly; a fractional or huge number would not round-trip.",
+        "`seq` is a non-negative safe integer and `time` a safe integer (magnitude at most 2^53 − 1, not −0).",
+        "Every language reads them back exactly; a fractional or huge number would not round-trip. "
+        "A time before the epoch is a value the released reader accepts, so the model does too.",
         C.ENVELOPE_BAD_SEQ,
         C.ENVELOPE_BAD_TIME,
     ),
@@ -118,8 +119,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-LOG-10",
-        "A seeded session ends its seed with exactly one `session/end-seed` marker (data `{}` or "
-        "`{inherited: true}`) at seq = seed length, timed like the last seed event, unless the seed already ends with one.",
+        "A seeded session ends its seed with exactly one `session/end-seed` marker (data `{}`, no member) "
+        "at seq = seed length, timed like the last seed event, unless the seed already ends with one.",
         "The marker separates inherited history from live appends; writing it twice would move that boundary.",
         C.END_SEED_INVALID,
     ),

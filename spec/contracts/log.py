@@ -48,9 +48,14 @@ def envelope_is_closed(raw: object) -> bool:
     )
 
 
+def _safe_integer(value: object) -> bool:
+    integral = type(value) is int or (type(value) is float and value.is_integer() and str(value) != "-0.0")
+    return integral and abs(value) <= MAX_SAFE_INTEGER  # type: ignore[arg-type]
+
+
 def envelope_numbers_are_safe(raw: Mapping[str, object]) -> bool:
     """INV-LOG-2."""
-    return _natural(raw["seq"]) and _natural(raw["time"])
+    return _natural(raw["seq"]) and _safe_integer(raw["time"])
 
 
 def ignorable_is_true_or_absent(raw: Mapping[str, object]) -> bool:

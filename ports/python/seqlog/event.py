@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seqlog.errors import Code, SeqlogError
-from seqlog.jsonvalue import MAX_SAFE_INTEGER, JsonValue, NotLossless, freeze, is_safe_natural
+from seqlog.jsonvalue import MAX_SAFE_INTEGER, JsonValue, NotLossless, freeze, is_safe_integer, is_safe_natural
 
 ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs"})
 REQUIRED_KEYS = ("type", "seq", "time", "data")
@@ -130,9 +130,9 @@ def decode_event(raw: object) -> Event:
         if not is_safe_natural(seq):
             raise SeqlogError(Code.ENVELOPE_BAD_SEQ, f"event {type_!r} seq {seq!r} is not a non-negative safe integer")
         seq = int(seq)  # type: ignore[arg-type]
-    if not (type(time) is int and 0 <= time <= MAX_SAFE_INTEGER):
-        if not is_safe_natural(time):
-            raise SeqlogError(Code.ENVELOPE_BAD_TIME, f"event seq {seq} time {time!r} is not a non-negative safe integer")
+    if not (type(time) is int and -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER):
+        if not is_safe_integer(time):
+            raise SeqlogError(Code.ENVELOPE_BAD_TIME, f"event seq {seq} time {time!r} is not a safe integer")
         time = int(time)  # type: ignore[arg-type]
     ignorable = "ignorable" in raw
     if ignorable and raw["ignorable"] is not True:

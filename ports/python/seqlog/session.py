@@ -58,8 +58,8 @@ def _check_end_seed(event: Event) -> None:
     if event.type != END_SEED:
         return
     data = as_object(event.data)
-    if data is None or not (len(data) == 0 or (len(data) == 1 and data.get("inherited", None) is True)):
-        raise SeqlogError(Code.END_SEED_INVALID, f"session/end-seed at seq {event.seq} data must be {{}} or {{inherited: true}}")
+    if data is None or len(data) != 0:
+        raise SeqlogError(Code.END_SEED_INVALID, f"session/end-seed at seq {event.seq} data must be {{}}")
 
 
 _PAYLOAD_RULES: dict[str, Callable[[Event], None]] = {
