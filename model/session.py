@@ -8,7 +8,9 @@ that every port reports the same first violation:
 3. the vocabulary: legacy forms are refused by name, unknown types need ``ignorable: true``;
 4. the payload shape of messages, request headers, brackets and the end-of-seed marker;
 5. the surface transition, then the tool-pairing balance;
-6. the turn / step / tool trace.
+6. the turn / step / tool trace;
+7. the relationships between events (tool lifecycles, compactions, retries, PTC, commands, titles,
+   delivery markers).
 
 A rejected candidate changes nothing: the functions here return a new state or a violation.
 """
@@ -24,6 +26,13 @@ from sessionlog_spec.model.event import Event, decode_event, is_known_type
 from sessionlog_spec.model.header import canonical_header, header_event_problem, header_of
 from sessionlog_spec.model.json_value import JsonObject, as_object
 from sessionlog_spec.model.messages import message_problem
+from sessionlog_spec.model.relationships import (
+    RelationState,
+    SessionIdentity,
+    relations_for,
+    relationship_finish,
+    relationship_transition,
+)
 from sessionlog_spec.model.surface import LogPrefix, Surface, SurfacePlan, apply_plan, plan_surface_event
 from sessionlog_spec.model.trace import TraceState, trace_data_problem, trace_transition
 from sessionlog_spec.model.violation import Code, Violation
@@ -49,6 +58,8 @@ class SessionState:
     """The reconstructed request header: the canonical latest snapshot."""
     pending_calls: int = 0
     """Tool calls opened on the surface and not yet answered (the balance at the last cut)."""
+    relations: RelationState = RelationState()
+    """What the relationship rules remember (open lifecycles, chains, compaction)."""
 
 
 EMPTY_SESSION = SessionState()
@@ -88,10 +99,16 @@ class Admission:
     event: Event
     plan: SurfacePlan | None
     trace: TraceState
+    relations: RelationState
 
 
 def admit(
-    nodes: Sequence[int], log: Sequence[Event], trace: TraceState, pending_calls: int, raw: object
+    nodes: Sequence[int],
+    log: Sequence[Event],
+    trace: TraceState,
+    pending_calls: int,
+    raw: object,
+    relations: RelationState = RelationState(),
 ) -> Admission | Violation:
     """Check one raw candidate against a session, in the documented order, without changing it."""
     event = raw if isinstance(raw, Event) else decode_event(raw)
@@ -112,7 +129,10 @@ def admit(
     next_trace = trace_transition(trace, event)
     if isinstance(next_trace, Violation):
         return next_trace
-    return Admission(event, plan, next_trace)
+    next_relations = relationship_transition(relations, event, log=log, surface=nodes)
+    if isinstance(next_relations, Violation):
+        return next_relations
+    return Admission(event, plan, next_trace, next_relations)
 
 
 def _header_after(header: JsonObject | None, event: Event) -> JsonObject | None:
@@ -130,7 +150,7 @@ def pending_after(pending: int, admission: Admission) -> int:
 
 def append_event(state: SessionState, raw: object) -> SessionState | Violation:
     """The session after appending one raw event, or the violation that refuses it."""
-    admission = admit(state.surface.nodes, state.events, state.trace, state.pending_calls, raw)
+    admission = admit(state.surface.nodes, state.events, state.trace, state.pending_calls, raw, state.relations)
     if isinstance(admission, Violation):
         return admission
     return SessionState(
@@ -139,16 +159,24 @@ def append_event(state: SessionState, raw: object) -> SessionState | Violation:
         trace=admission.trace,
         header=_header_after(state.header, admission.event),
         pending_calls=pending_after(state.pending_calls, admission),
+        relations=admission.relations,
     )
 
 
 def fold_session(
-    raws: Sequence[object], where: str = "index", first: int = 0, positions: Sequence[int] | None = None
+    raws: Sequence[object],
+    where: str = "index",
+    first: int = 0,
+    positions: Sequence[int] | None = None,
+    identity: SessionIdentity | None = None,
+    complete: bool = True,
 ) -> SessionState | Violation:
-    """Validate a complete log from seq 0; a violation names the offending ``where`` (index or line).
+    """Validate a log from seq 0; a violation names the offending ``where`` (index or line).
 
     The position named is ``index + first``, or ``positions[index]`` when given (the line each
-    event was read from: a packed row holds several events).
+    event was read from: a packed row holds several events).  ``identity`` is what the stored
+    header says about the session (delivery markers are checked against it); a ``complete`` log
+    is also judged as a whole (INV-REL-11), a seed before its end-of-seed marker is not.
 
     Equivalent to folding :func:`append_event`, but accumulates locally so a long log costs one pass.
     """
@@ -158,18 +186,22 @@ def fold_session(
     trace = TraceState()
     header: JsonObject | None = None
     pending = 0
+    relations = relations_for(identity)
     for index, raw in enumerate(raws):
-        admission = admit(nodes, LogPrefix(events, index), trace, pending, raw)
+        admission = admit(nodes, LogPrefix(events, index), trace, pending, raw, relations)
         if isinstance(admission, Violation):
             return admission.at(f"{where} {index + first if positions is None else positions[index]}")
         events.append(admission.event)
         trace = admission.trace
+        relations = admission.relations
         header = _header_after(header, admission.event)
         pending = pending_after(pending, admission)
         if admission.plan is not None:
             nodes[admission.plan.start_index : admission.plan.end_index] = [admission.plan.seq]
             generation += admission.plan.replacement is not None
-    return SessionState(tuple(events), Surface(tuple(nodes), generation), trace, header, pending)
+    if complete and (unfinished := relationship_finish(relations)) is not None:
+        return unfinished.at(f"{where} {len(raws) - 1 + first if positions is None else positions[-1]}")
+    return SessionState(tuple(events), Surface(tuple(nodes), generation), trace, header, pending, relations)
 
 
 def end_seed_marker(seq: int, time: int) -> Event:
@@ -183,12 +215,13 @@ def seed_session(raws: Sequence[object]) -> SessionState | Violation:
     The marker is appended at seq = seed length, with the time of the last seed event (0 for an
     empty seed), unless the seed already ends with a marker.  Nothing is constructed on a violation.
     """
-    state = fold_session(raws, where="seed index")
+    state = fold_session(raws, where="seed index", complete=False)
     if isinstance(state, Violation):
         return state
-    if state.events and state.events[-1].type == END_SEED:
-        return state
-    time = state.events[-1].time if state.events else 0
-    marked = append_event(state, end_seed_marker(len(state.events), time))
-    assert not isinstance(marked, Violation), marked
-    return marked
+    if not (state.events and state.events[-1].type == END_SEED):
+        time = state.events[-1].time if state.events else 0
+        marked = append_event(state, end_seed_marker(len(state.events), time))
+        assert not isinstance(marked, Violation), marked
+        state = marked
+    unfinished = relationship_finish(state.relations)
+    return state if unfinished is None else unfinished.at(f"seed index {len(raws) - 1}")

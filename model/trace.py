@@ -25,7 +25,7 @@ TRACE_DATA_KEYS: dict[str, frozenset[str]] = {
     "assistant/chunk": frozenset({"turn", "step", "chunk"}),
 }
 STEP_SCOPED = frozenset({"assistant/chunk", "assistant/message", "tool/call", "tool/result"})
-TURN_SCOPED = frozenset({"todo/write", "request/header", "request/context"})
+TURN_SCOPED = frozenset({"request/header", "request/context"})
 TURN_END_KINDS = frozenset({"completed", "aborted", "blocked", "error", "max-tokens", "interrupted"})
 ABORT_CAUSES = frozenset({"user", "parent", "hook", "disposed", "legacy"})
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"

@@ -21,6 +21,7 @@ GROUP_NAMES = {
     "COMPACT": "Tool-pairing balance and compaction",
     "JSONL": "JSONL codec",
     "LEGACY": "The v0-to-v1 edge",
+    "REL": "Relationships between events",
 }
 
 
@@ -518,8 +519,12 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-LEGACY-5",
-        "The edge changes events only by the enumerated lossless normalisations N1–N7; seqs, times and order are kept.",
-        "Every change the edge makes is listed and reversible in meaning.",
+        "The edge changes events only by the enumerated normalisations N1–N5 and N7–N9 (N6, header "
+        "canonicalisation, is withdrawn); each event's envelope (seq, time, `ignorable`, `surfaceOp`, "
+        "`sourceEventSeqs`) and the order of events are kept.",
+        "Every change the edge makes is the released edge's and is listed; it invents nothing (no `surfaceOp`, "
+        "no respelt snapshot), and the ids it mints (`legacy-message:`, `legacy-retry:`, `legacy-compaction:` "
+        "+ `<sessionId>:<seq>`) depend on the log alone.",
     ),
     _inv(
         "INV-LEGACY-6",
@@ -534,8 +539,199 @@ INVARIANTS: tuple[Invariant, ...] = (
     _inv(
         "INV-LEGACY-8",
         "The edge's output holds no legacy form: no `steering/message`, `compact/*`, `messagePrefix`, "
-        "`turn/start.trigger`, or legacy turn-end reason.",
+        "`turn/start.trigger`, or legacy turn-end reason (`disposed`, an `aborted` without its cause, an "
+        "`error` without its `error` record).",
         "Legacy forms are known in one place only.",
+    ),
+    _inv(
+        "INV-LEGACY-9",
+        "The edge reads each event of a v0 log, in order, as a released v0 source before converting it: an "
+        "object at its own seq with object data; each legacy form with exactly the members a v0 writer gave it "
+        "(a `trigger` an object with a non-empty `kind`; a steering message `{turn, message}` or "
+        "`{turn, content, source}`; a legacy error reason with a `step` and its failure record or message); each "
+        "converted payload one the released v0 payload table admits (members only v1 has refused); a rewritten "
+        "pre-identity tool result's target with a message id; a delivery marker of the session's own generation "
+        "naming it.  Anything else is refused; the first problem in reading order decides.",
+        "The released edge converts only the forms v0 writers wrote; guessing at anything else (inventing a "
+        "`surfaceOp`, dropping a malformed member) would make the v1 log say what the v0 log never said.",
+        C.LEGACY_SOURCE_INVALID,
+    ),
+    # --- Relationships between events ------------------------------------------------------
+    _inv(
+        "INV-REL-1",
+        "A `tool/call` starts one call advertised by a `tool-call` block of an `assistant/message` earlier in the same step and not yet started or answered, with the same `callId`, `name` and raw `arguments`.",
+        "The log never records running something the model did not ask for, or running it twice.",
+        C.TOOL_CALL_NOT_ADVERTISED,
+    ),
+    _inv(
+        "INV-REL-2",
+        "An `assistant/message` does not advertise a call id that is still pending (advertised and unanswered) in the open step, within one message or across messages.",
+        "A result must answer exactly one request.",
+        C.TOOL_CALL_ID_REPEATED,
+    ),
+    _inv(
+        "INV-REL-3",
+        "An appended `tool/result` answers a call advertised in the open step and not yet answered (`message.source.callId`).",
+        "A result without its request is noise the provider rejects.",
+        C.TOOL_RESULT_UNADVERTISED,
+    ),
+    _inv(
+        "INV-REL-4",
+        'A call that was advertised but never started (no `tool/call`) is answered only by the exact crash-repair result: error `{name: "ToolNotStartedError", code: "TOOL_NOT_STARTED"}`, no `sourceEventSeqs`, message id `interrupted-tool-result-<callId>-<seq>`, one `isError: true` tool-result block holding exactly the repair\'s text.',
+        "Only crash repair may answer work that never ran.",
+        C.TOOL_RESULT_NOT_EXACT_REPAIR,
+    ),
+    _inv(
+        "INV-REL-5",
+        "A `step/end` (or `turn/end`) is refused while a call advertised in the step is unanswered.",
+        "Every request the model made gets its answer before the loop moves on.",
+        C.TOOL_CALL_UNRESOLVED,
+    ),
+    _inv(
+        "INV-REL-6",
+        "A `compaction/start` does not open while another compaction is open.",
+        "A compaction is a lock over the surface; two would fight over it.",
+        C.COMPACTION_OVERLAP,
+    ),
+    _inv(
+        "INV-REL-7",
+        "A compaction starts, summarises and ends inside its owner turn (`turn: null`: between turns), and its `compaction/end` names the same owner turn as its start.",
+        "A compaction belongs to exactly one point of the loop.",
+        C.COMPACTION_TURN_MISMATCH,
+    ),
+    _inv(
+        "INV-REL-8",
+        "`compaction/summary`, `compaction/end` and a compaction checkpoint (a replacing `user/message` whose source is plugin `compact`) name the open compaction by `compactionId` and the same `sourceCommandId` (both absent or equal).",
+        "Summary, checkpoint and end of one compaction cannot be mixed with another's.",
+        C.COMPACTION_NOT_OWNED,
+    ),
+    _inv(
+        "INV-REL-9",
+        "A compaction has at most one `compaction/summary`.",
+        "One summary prices one replacement.",
+        C.COMPACTION_SUMMARY_REPEATED,
+    ),
+    _inv(
+        "INV-REL-10",
+        "A `compaction/end` without `error` follows its compaction's summary.",
+        "A successful compaction has something to show for it.",
+        C.COMPACTION_SUMMARY_MISSING,
+    ),
+    _inv(
+        "INV-REL-11",
+        "No `turn/start` or `turn/end` occurs while a compaction is open, unless a `session/end-seed` retires that compaction (a crash orphan) before any later `compaction/start` or `compaction/end`; the crossing is held until the log decides it, and a complete log may not end with it undecided.",
+        "The lock holds across the loop; only the closers of a crash, ended by the resume's or fork's end-seed, may cross it.",
+        C.COMPACTION_CROSSES_TURN,
+    ),
+    _inv(
+        "INV-REL-12",
+        "The `shadowedSeqs` of a `compaction/summary` or `compaction/prune` are exactly the current surface nodes from `shadowedRange.start` to `shadowedRange.end`, in surface order.",
+        "The summary and prune price exactly what the following replacement removes.",
+        C.COMPACTION_SPAN_NOT_ON_SURFACE,
+    ),
+    _inv(
+        "INV-REL-13",
+        "An `llm/retry` names the open turn and its open step or, when no step is open, the step that ended last in that turn.",
+        "A retry is scheduled for the request that failed.",
+        C.RETRY_OUTSIDE_STEP,
+    ),
+    _inv(
+        "INV-REL-14",
+        "An `llm/retry` names the provider of the latest `request/header` (in any earlier step or turn).",
+        "The retry re-sends the request in force.",
+        C.RETRY_PROVIDER_MISMATCH,
+    ),
+    _inv(
+        "INV-REL-15",
+        "An `llm/retry` is attempt 1 of a new policy chain (same turn, step, provider and `policyKey`) or the previous attempt of its chain plus one.",
+        "Attempts count up without gaps or repeats.",
+        C.RETRY_NUMBER_INVALID,
+    ),
+    _inv(
+        "INV-REL-16",
+        "All attempts of a policy chain share one `retryId`, and no other chain uses it.",
+        "`retryId` identifies the chain its starts pair with.",
+        C.RETRY_ID_INVALID,
+    ),
+    _inv(
+        "INV-REL-17",
+        "An `llm/retry-started` starts an attempt (`retryId`, `retry`) that an earlier `llm/retry` scheduled, naming the same turn and step.",
+        "A start answers one schedule.",
+        C.RETRY_START_UNPAIRED,
+        C.RETRY_START_MISMATCH,
+    ),
+    _inv(
+        "INV-REL-18",
+        "A scheduled attempt starts at most once.",
+        "One schedule, one request.",
+        C.RETRY_START_REPEATED,
+    ),
+    _inv(
+        "INV-REL-19",
+        "`tool/code-dispatch-start` and `tool/code-dispatch` occur inside an open turn.",
+        "Programmatic calls run on behalf of a turn's tool call.",
+        C.PTC_OUTSIDE_TURN,
+    ),
+    _inv(
+        "INV-REL-20",
+        "A PTC `subCallId` keeps the `rootCallId` it was first seen with, and its `parentCallId` is the root or a sub-call already seen under that root.",
+        "Dispatches form one tree per root call.",
+        C.PTC_ANCESTRY_INVALID,
+    ),
+    _inv(
+        "INV-REL-21",
+        "A PTC `subCallId` is started once.",
+        "A sub-call is one unit of work.",
+        C.PTC_START_REPEATED,
+    ),
+    _inv(
+        "INV-REL-22",
+        "A `tool/code-dispatch` settles a started, unsettled sub-call with the same root, parent, name and (JSON-equal) arguments.",
+        "A settlement reports the call that was made, once.",
+        C.PTC_SETTLE_UNPAIRED,
+        C.PTC_SETTLE_MISMATCH,
+    ),
+    _inv(
+        "INV-REL-23",
+        "A `command/run` uses a `commandId` no earlier run used.",
+        "A command id names one command.",
+        C.COMMAND_RUN_REPEATED,
+    ),
+    _inv(
+        "INV-REL-24",
+        "A `command/done` follows the `command/run` of its `commandId`.",
+        "A command finishes after it starts.",
+        C.COMMAND_DONE_UNPAIRED,
+    ),
+    _inv(
+        "INV-REL-25",
+        "A `command/done` carries `sourceEventSeq` only when its `kind` is `success`, and never citing a `command/run` or `command/done`.",
+        "It cites what the command produced, not the command's own bookkeeping.",
+        C.COMMAND_DONE_SOURCE_INVALID,
+    ),
+    _inv(
+        "INV-REL-26",
+        "A `session/title` has empty `messageSeqs` exactly when its source kind is `user`.",
+        "A typed title cites nothing; a generated one cites what it was made from.",
+        C.TITLE_SEQS_CARDINALITY,
+    ),
+    _inv(
+        "INV-REL-27",
+        "Every seq in the `messageSeqs` of a `session/title` or `session/title-llm-request` is a `user/message` whose source kind is `user`.",
+        "Titles are made from what the person wrote.",
+        C.TITLE_SOURCE_NOT_HUMAN,
+    ),
+    _inv(
+        "INV-REL-28",
+        'A `session/title-llm-request` sends exactly one `user` message from plugin `dsh-session-title-llm` with one text block equal to the frame of its cited messages (`"Generate the session title from this JSON array of human messages:\\n"` followed by the JSON array of `{seq, text}`, text being the message\'s text blocks joined by newlines, serialised as JSON.stringify writes it).',
+        "The logged request is the request that was sent, reproducible from the log.",
+        C.TITLE_REQUEST_FRAMING,
+    ),
+    _inv(
+        "INV-REL-29",
+        "A `session-log-deepseek/delivery-accepted` marker accepted by the log's own generation (`sessionFormatVersion`, absent = 0, equal to the header's version) names the log's own session id, unless the header names a parent and the marker lies in the inherited seed (seq < seedLength).",
+        "A marker confirms delivery of this session; inherited markers keep their ancestor's id.",
+        C.DELIVERY_MARKER_WRONG_SESSION,
     ),
 )
 
