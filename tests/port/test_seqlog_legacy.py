@@ -1,4 +1,4 @@
-"""The v0-to-v1 edge: each normalisation, each refusal, and the fixed point."""
+"""The v0-to-v1 edge: each normalisation, each refusal, the source checks, and the fixed point."""
 
 from __future__ import annotations
 
@@ -9,38 +9,67 @@ import pytest
 from seqlog import Code, SeqlogError, StoredLog, thaw, upgrade_v0
 
 V0 = {"type": "session", "version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0}
+TEXT = [{"type": "text", "text": "hi"}]
+TURN = {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}}
 
 
-def _upgrade(*events: dict[str, Any]) -> list[Any]:
-    return [thaw(e) for e in upgrade_v0(StoredLog(V0, tuple(events))).events]
+def _upgrade(*events: object, header: dict[str, Any] = V0) -> list[Any]:
+    return [thaw(e) for e in upgrade_v0(StoredLog(header, tuple(events))).events]
+
+
+def _refused(*events: object, header: dict[str, Any] = V0) -> SeqlogError:
+    with pytest.raises(SeqlogError) as refused:
+        upgrade_v0(StoredLog(header, tuple(events)))
+    return refused.value
+
+
+def _end(seq: int, turn: int, reason: object) -> dict[str, Any]:
+    return {"type": "turn/end", "seq": seq, "time": 0, "data": {"turn": turn, "reason": reason}}
+
+
+def _start(seq: int, turn: int) -> dict[str, Any]:
+    return {"type": "turn/start", "seq": seq, "time": 0, "data": {"turn": turn}}
 
 
 def test_n1_n2_turn_brackets() -> None:
+    failure = {"message": "x", "code": "E", "status": 503, "requestId": "r-1", "providerRetryAfterMs": 10}
     out = _upgrade(
-        {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}},
-        {"type": "turn/end", "seq": 1, "time": 0, "data": {"turn": 1, "reason": {"kind": "disposed"}}},
-        {"type": "turn/start", "seq": 2, "time": 0, "data": {"turn": 2}},
-        {"type": "turn/end", "seq": 3, "time": 0, "data": {"turn": 2, "reason": {"kind": "error", "failure": {"message": "x"}}}},
+        {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": "user"}}},
+        _end(1, 1, {"kind": "disposed"}),
+        _start(2, 2),
+        _end(3, 2, {"kind": "error", "step": 1, "failure": failure}),
+        _start(4, 3),
+        _end(5, 3, {"kind": "error", "step": 0, "message": "y"}),
+        _start(6, 4),
+        _end(7, 4, {"kind": "aborted"}),
     )
     assert out[0]["data"] == {"turn": 1}
     assert out[1]["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "disposed"}}
-    assert out[3]["data"]["reason"] == {"kind": "error", "error": {"message": "x", "code": "UNKNOWN"}}
+    assert out[3]["data"]["reason"] == {"kind": "error", "error": failure}
+    assert out[5]["data"]["reason"] == {"kind": "error", "error": {"message": "y", "code": "UNKNOWN"}}
+    assert out[7]["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "legacy"}}
 
 
 def test_n3_n4_messages_gain_ids() -> None:
-    bare = {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}
+    bare = {"content": TEXT, "source": {"kind": "user"}}
     out = _upgrade(
-        {"type": "steering/message", "seq": 0, "time": 0, "data": {"turn": 1, **bare}},
+        {"type": "steering/message", "seq": 0, "time": 0, "data": {"turn": 1, **bare}, "surfaceOp": "append"},
         {"type": "user/message", "seq": 1, "time": 0, "data": bare, "surfaceOp": "append"},
+        {"type": "steering/message", "seq": 2, "time": 0, "data": {"turn": 1, "message": bare}, "surfaceOp": "append"},
     )
     assert out[0]["type"] == "user/message" and out[0]["surfaceOp"] == "append"
-    assert out[0]["data"]["id"] == "legacy-message:s:0" and out[1]["data"]["id"] == "legacy-message:s:1"
+    assert [e["data"]["id"] for e in out] == ["legacy-message:s:0", "legacy-message:s:1", "legacy-message:s:2"]
 
 
-def test_n5_n6_n7_headers_and_renames() -> None:
-    header = {"config": {"provider": "p", "model": "m"}, "messagePrefix": [], "system": "", "tools": []}
+def test_n3_steering_without_surface_op_stays_without_one() -> None:
+    steering = {"type": "steering/message", "seq": 0, "time": 0, "data": {"turn": 1, "content": TEXT, "source": {"kind": "user"}}}
+    assert _refused(steering).code == Code.SURFACE_OP_MISSING
+
+
+def test_n5_n7_headers_and_renames() -> None:
+    header = {"config": {"provider": "p", "model": "m"}, "messagePrefix": []}
     out = _upgrade(
-        {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}},
+        TURN,
         {"type": "request/header", "seq": 1, "time": 0, "data": {"header": header, "reason": "initial"}},
         {"type": "compact/start", "seq": 2, "time": 0, "data": {"compactionId": "c", "turn": 1}},
     )
@@ -48,24 +77,80 @@ def test_n5_n6_n7_headers_and_renames() -> None:
     assert out[2]["type"] == "compaction/start"
 
 
+def test_no_n6_a_header_snapshot_keeps_its_spelling() -> None:
+    header = {"config": {"provider": "p", "model": "m"}, "system": ""}
+    events = (TURN, {"type": "request/header", "seq": 1, "time": 0, "data": {"header": header, "reason": "initial"}})
+    try:
+        out = _upgrade(*events)
+    except SeqlogError as refused:
+        assert refused.code == Code.HEADER_NOT_CANONICAL  # v1's own rule, not the edge's
+    else:
+        assert out[1]["data"]["header"] == header
+
+
+def test_n8_retry_chains_and_n9_compaction_groups_get_ids() -> None:
+    failure = {"message": "m", "code": "C"}
+    retry = {"turn": 1, "step": 1, "provider": "p", "mode": "always", "policyKey": "k", "delayMs": 0, "failure": failure}
+    out = _upgrade(
+        TURN,
+        {"type": "step/start", "seq": 1, "time": 0, "data": {"turn": 1, "step": 1}},
+        {"type": "llm/retry", "seq": 2, "time": 0, "data": {**retry, "retry": 1}},
+        {"type": "llm/retry", "seq": 3, "time": 0, "data": {**retry, "retry": 2}},
+        {"type": "step/end", "seq": 4, "time": 0, "data": {"turn": 1, "step": 1}},
+        {"type": "compact/start", "seq": 5, "time": 0, "data": {"turn": 1}},
+        {"type": "compact/end", "seq": 6, "time": 0, "data": {"turn": 1}},
+    )
+    assert out[2]["data"]["retryId"] == out[3]["data"]["retryId"] == "legacy-retry:s:2"
+    assert out[5]["data"]["compactionId"] == out[6]["data"]["compactionId"] == "legacy-compaction:s:5"
+
+
 @pytest.mark.parametrize(
     ("event", "code"),
     [
         ({"type": "mode/set", "seq": 0, "time": 0, "data": {}}, Code.LEGACY_MODE_SET),
-        ({"type": "request/header-delta", "seq": 0, "time": 0, "data": {}}, Code.LEGACY_HEADER_DELTA),
+        ({"type": "request/header-delta", "seq": 0, "time": 0, "data": None}, Code.LEGACY_HEADER_DELTA),
         ({"type": "request/header", "seq": 0, "time": 0, "data": {"reason": "fallback"}}, Code.LEGACY_FALLBACK_REASON),
         ({"type": "x/new", "seq": 0, "time": 0, "data": {}, "ignorable": True}, Code.LEGACY_UNKNOWN_TYPE),
         ({"type": "turn/end", "seq": 0, "time": 0, "data": {"turn": 1, "reason": {"kind": "completed"}}}, Code.TURN_END_MISMATCH),
+        ({"type": "turn/start", "seq": 1, "time": 0, "data": {"turn": 1}}, Code.SEQ_NOT_CONTIGUOUS),
+        ({"type": "x/new", "seq": 0, "time": 0, "data": None}, Code.LEGACY_SOURCE_INVALID),
     ],
 )
 def test_refusals(event: dict[str, Any], code: Code) -> None:
-    with pytest.raises(SeqlogError) as refused:
-        upgrade_v0(StoredLog(V0, (event,)))
-    assert refused.value.code == code
+    assert _refused(event).code == code
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}},
+        {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": ""}}},
+        {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 0, "trigger": {"kind": "user"}}},
+        _end(0, 1, {"kind": "completed", "note": "x"}),
+        _end(0, 1, {"kind": "disposed", "reason": {"kind": "user"}}),
+        _end(0, 1, {"kind": "error", "message": "no step"}),
+        _end(0, 1, {"kind": "error", "step": 1, "failure": {"message": "m", "code": "C", "retryable": True}}),
+        {"type": "turn/end", "seq": 0, "time": 0, "data": {"turn": 1, "step": 1, "reason": {"kind": "completed"}}},
+        {"type": "steering/message", "seq": 0, "time": 0, "data": {"content": TEXT, "source": {}}, "surfaceOp": "append"},
+        {"type": "request/header", "seq": 0, "time": 0, "data": {"header": {"messagePrefix": "x"}, "reason": "initial"}},
+        {"type": "session-log-deepseek/delivery-accepted", "seq": 0, "time": 0, "data": {"sessionId": "other", "throughSeq": 0}},
+    ],
+    ids=["string-trigger", "empty-kind", "turn-0", "completed-extra", "disposed-extra", "error-no-step", "failure-extra",
+         "turn-end-step", "steering-no-turn", "prefix-string", "marker-other-session"],
+)
+def test_malformed_sources_are_refused(event: dict[str, Any]) -> None:
+    assert _refused(event).code == Code.LEGACY_SOURCE_INVALID
+
+
+def test_problems_are_found_in_reading_order() -> None:
+    mode_set = {"type": "mode/set", "seq": 1, "time": 0, "data": {}}
+    assert _refused(42, mode_set).code == Code.ENVELOPE_NOT_OBJECT
+    trigger = {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}}
+    assert _refused(trigger, mode_set).code == Code.LEGACY_SOURCE_INVALID
 
 
 def test_v1_passes_through_and_the_edge_is_a_fixed_point() -> None:
-    events = ({"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "x"}},)
+    events = ({"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": "x"}}},)
     once = upgrade_v0(StoredLog(V0, events))
     assert upgrade_v0(once) is once
     with pytest.raises(SeqlogError) as unsupported:
@@ -76,6 +161,11 @@ def test_v1_passes_through_and_the_edge_is_a_fixed_point() -> None:
 def test_a_rewrite_that_targets_a_non_object_is_refused_not_crashed() -> None:
     rewrite = {"type": "tool/result", "seq": 1, "time": 0, "data": {"callId": "c", "content": [], "isError": False},
                "surfaceOp": {"op": "replace", "start": 0, "end": 0}}
-    with pytest.raises(SeqlogError) as refused:
-        upgrade_v0(StoredLog(V0, (5, rewrite)))
-    assert refused.value.code == Code.ENVELOPE_NOT_OBJECT
+    assert _refused(5, rewrite).code == Code.ENVELOPE_NOT_OBJECT
+
+
+def test_a_rewrite_of_an_event_without_a_message_id_is_refused() -> None:
+    data = {"turn": 1, "step": 0, "callId": "c", "content": [], "isError": False}
+    rewrite = {"type": "tool/result", "seq": 1, "time": 0, "data": data, "surfaceOp": {"op": "replace", "start": 0, "end": 0},
+               "sourceEventSeqs": [0]}
+    assert _refused(TURN, rewrite).code == Code.LEGACY_SOURCE_INVALID

@@ -1,10 +1,19 @@
 """Writing a v1 session back in the legacy forms a v0 harness used.
 
-Each form is the inverse of one normalisation of the v0-to-v1 edge (N1–N7 in :mod:`sessionlog_spec.model.legacy`):
-``turn/start.trigger``, legacy turn-end reasons, ``steering/message``, pre-identity messages,
-``messagePrefix``, non-canonical header snapshots and ``compact/*`` names.  A *style* is the set of
-forms a given v0 writer used; :func:`v0_events` applies every form of the style to every event it
-fits, varying the spelling by seq so one log holds several spellings of the same form.
+Each form is the inverse of one normalisation of the v0-to-v1 edge (see
+:mod:`sessionlog_spec.model.legacy`): ``turn/start.trigger`` (N1), legacy turn-end reasons (N2),
+``steering/message`` (N3), pre-identity messages (N4), ``messagePrefix`` (N5) and ``compact/*``
+names (N7).  Every form is written the way a released v0 writer wrote it, so each is a valid v0
+source the released edge converts: a trigger is an object with a non-empty ``kind``, a steering
+message keeps its ``surfaceOp``, a legacy error reason carries its ``step`` and either its message
+and code or, as ``failure``, the whole failure record.  Header snapshots are written as they are:
+the edge does not canonicalise them, so a non-canonical spelling is no legacy form.  Retry-chain
+and compaction-group ids (N8, N9) have no form here: a writer may only leave out an id the edge
+gives back, which takes the whole chain or group, and the suite's sessions hold neither.
+
+A *style* is the set of forms a given v0 writer used; :func:`v0_events` applies every form of the
+style to every event it fits, varying the spelling by seq so one log holds several spellings of
+the same form.
 """
 
 from __future__ import annotations
@@ -13,7 +22,9 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-FORMS = ("trigger", "legacy-reasons", "steering", "pre-identity", "message-prefix", "non-canonical", "compact-names")
+FORMS = ("trigger", "legacy-reasons", "steering", "pre-identity", "message-prefix", "compact-names")
+FAILURE_MEMBERS = frozenset({"message", "code", "status", "providerRetryAfterMs", "requestId"})
+"""The members a legacy failure record may hold; a v1 error with any other stays in its v1 form."""
 
 
 def v0_events(events: Iterable[Mapping[str, Any]], style: frozenset[str]) -> list[dict[str, Any]]:
@@ -25,24 +36,17 @@ def v0_event(event: dict[str, Any], style: frozenset[str]) -> dict[str, Any]:
     """One event in the legacy spelling ``style`` gives it (itself when no form fits)."""
     type_, seq, data = event["type"], event["seq"], event["data"]
     if type_ == "turn/start" and "trigger" in style:
-        data["trigger"] = {"kind": "user"} if seq % 2 else {"kind": "schedule"}
+        data["trigger"] = {"kind": "user"} if seq % 2 else {"kind": "schedule", "id": seq}
     elif type_ == "turn/end" and "legacy-reasons" in style:
         data["reason"] = legacy_reason(data["reason"], seq)
     elif type_ == "user/message" and "steering" in style and _plain_append(event) and seq % 3 != 2:
         event["type"] = "steering/message"
         bare = {"turn": 1, "content": data["content"], "source": data["source"]}
         event["data"] = {"turn": 1, "message": data} if seq % 3 == 0 else bare
-        if seq % 2:
-            del event["surfaceOp"]
     elif type_ in ("user/message", "assistant/message", "tool/result") and "pre-identity" in style:
         event["data"] = pre_identity(type_, data)
-    elif type_ == "request/header":
-        header = data["header"]
-        if "message-prefix" in style:
-            header["messagePrefix"] = [{"role": "user", "content": [{"type": "text", "text": "earlier"}]}]
-        if "non-canonical" in style:
-            for key, empty in (("system", ""), ("tools", []), ("adapterDefaults", {})):
-                header.setdefault(key, empty)
+    elif type_ == "request/header" and "message-prefix" in style:
+        data["header"]["messagePrefix"] = [{"role": "user", "content": [{"type": "text", "text": "earlier"}]}]
     elif type_.startswith("compaction/") and "compact-names" in style:
         event["type"] = "compact/" + type_.split("/", 1)[1]
     return event
@@ -60,10 +64,14 @@ def legacy_reason(reason: dict[str, Any], seq: int) -> dict[str, Any]:
         return {"kind": "aborted"}
     if cause == "disposed":
         return {"kind": "disposed"}
-    if kind == "error":
-        if seq % 2:
-            return {"kind": "error", "step": 1, "failure": dict(reason["error"])}
-        return {"kind": "error", **reason["error"]}
+    if kind == "error" and set(reason["error"]) <= FAILURE_MEMBERS:
+        error = dict(reason["error"])
+        # The flat spelling holds a message and a code only (a missing code reads as UNKNOWN); a
+        # richer failure record was always written whole, as ``failure``.
+        if seq % 2 == 0 and set(error) == {"message", "code"}:
+            flat = {"kind": "error", "step": 0, "message": error["message"]}
+            return flat if error["code"] == "UNKNOWN" and seq % 4 == 0 else {**flat, "code": error["code"]}
+        return {"kind": "error", "step": 1, "failure": error}
     return reason
 
 
