@@ -2,13 +2,18 @@
 
 An *action* is one thing an agent harness does to its log: open a turn, write a user message, ask
 for tool calls, start and answer them, compact a legal range, rewrite a tool result, write a
-request header, log a note, ….  :func:`applicable_actions` says which actions the log allows next
-(repeated by how often a harness takes them), :func:`build_action` builds the uncommitted event of
-one (valid by construction), and :data:`ACTION_INVARIANTS` names the invariants each exercises;
-the conformance machines count coverage under the action's own name.
+request header, log a note (a title, a retry, an approval, a step of a compaction, …), ….
+:func:`applicable_actions` says which actions the log allows next (repeated by how often a harness
+takes them), :func:`build_action` builds the uncommitted event of one (valid by construction), and
+:data:`ACTION_INVARIANTS` names the invariants each exercises; the conformance machines count
+coverage under the action's own name.
 
-The log fixes most of an event (seqs, turns, steps, call ids); the rest comes from an
-:class:`ActionValues`, one maker per value.  Two users draw differently:
+The log fixes most of an event (seqs, turns, steps, call ids, which compaction is open, which
+provider a retry goes to); the rest comes from an :class:`ActionValues`, one maker per value.
+Every event has the released v1 payload of its type and stands where the released relationship
+rules allow it: a note that cannot stand where the log is (a retry between steps, a compaction
+inside a turn) is logged as a hook invocation instead, and a compaction opened between turns keeps
+the next turn waiting until it ends.  Two users draw differently:
 
 * the conformance suite (:data:`SUITE_VALUES`) replays every example against a port, often a
   subprocess, and shrinks a failing one by replaying hundreds of variants; so it draws from small
@@ -31,8 +36,9 @@ from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
 
 from sessionlog_spec.model.event import KNOWN_EVENT_TYPES
+from sessionlog_spec.model.json_value import thaw
 from sessionlog_spec.model.repair import scan_open_tail
-from sessionlog_spec.model.trace import ABORT_CAUSES, TOOL_NOT_STARTED
+from sessionlog_spec.model.trace import ABORT_CAUSES
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 
 T = TypeVar("T")
@@ -49,7 +55,7 @@ _SEEDED_RUN_LITERALS = (10_000, 4_000, 60_000, "nan")
 _RESULT = ("INV-LOG-9", "INV-TRACE-6", "INV-TRACE-8", "INV-SURF-7", "INV-COMPACT-1", "INV-COMPACT-6")
 """A tool call's result, with output or not started."""
 _NOTE = ("INV-LOG-3", "INV-LOG-6", "INV-TRACE-7", "INV-JSONL-6")
-"""An event the model puts no payload rules on: log-only, turn-only or of an unknown type."""
+"""A note outside the turn / step protocol: log-only, turn-only or of an unknown type."""
 ACTION_INVARIANTS: dict[str, tuple[str, ...]] = {
     "turn_start": ("INV-TRACE-1", "INV-TRACE-9", "INV-TRACE-10", "INV-LOG-5", "INV-LOG-12"),
     "user_message": ("INV-LOG-7", "INV-SURF-2", "INV-SURF-3", "INV-SURF-7", "INV-SURF-9", "INV-LOG-5", "INV-LOG-12"),
@@ -90,9 +96,10 @@ LOG_ONLY_TYPES = (
     "model/selection",
     "feedback/record",
 )
-"""Known types without payload rules that may appear anywhere (``log_only``)."""
+"""Known types outside the turn / step protocol (``log_only``), each written with its released payload
+where its relationships allow it (see :func:`note_event`)."""
 TURN_ONLY_TYPES = ("todo/write", "request/context")
-"""Known types without payload rules that sit inside an open turn (``turn_only``)."""
+"""Known types the harness writes inside an open turn (``turn_only``; a ``request/context`` must be)."""
 UNKNOWN_TYPE_NAMES = ("x-future/thing", "vendor/telemetry", "agent/mood", "tool/progress")
 """Types outside the v1 vocabulary (``ignorable``: they must carry ``ignorable: true``)."""
 assert not {*LOG_ONLY_TYPES, *TURN_ONLY_TYPES} - KNOWN_EVENT_TYPES
@@ -105,9 +112,16 @@ HEADER_REASONS = ("initial", "resume", "change", "series")
 
 WORDS = st.text("abcdefghij klmnopé→", min_size=1, max_size=10)
 """Short words, some non-ASCII."""
+
+
+def abort_cause(kind: str) -> dict[str, Any]:
+    """The cause of an aborted turn: a hook names why it stopped the turn, every other cause is its kind alone."""
+    return {"kind": "hook", "reason": "The Stop hook blocked the turn."} if kind == "hook" else {"kind": kind}
+
+
 TURN_END_REASONS: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.sampled_from([{"kind": k} for k in ("completed", "blocked", "max-tokens", "interrupted")]),
-    st.sampled_from(sorted(ABORT_CAUSES)).map(lambda cause: {"kind": "aborted", "reason": {"kind": cause}}),
+    st.sampled_from(sorted(ABORT_CAUSES)).map(lambda cause: {"kind": "aborted", "reason": abort_cause(cause)}),
     st.builds(
         lambda message, code: {"kind": "error", "error": {"message": message, "code": code}},
         WORDS,
@@ -141,17 +155,20 @@ def applicable_actions(builder: SessionBuilder, unknown_types: bool = True) -> l
     actions = ["user_message", "log_only"] + (["ignorable"] if unknown_types else [])
     if builder.legal_ranges():
         actions += ["compaction"] * 2
+    # A turn neither starts nor ends across an open compaction: the harness logs its next step instead.
+    compacting = builder.open_compaction() is not None
     if trace.open_turn is None:
-        actions += ["turn_start"] * 6
+        actions += ["log_only" if compacting else "turn_start"] * 6
         return actions
     actions += ["request_header", "turn_only"]
     if builder.tool_result_seqs():
         actions.append("rewrite")
     if trace.open_step is None:
-        actions += ["step_start"] * 6 + ["turn_end"] * 4
+        actions += ["step_start"] * 6 + ["log_only" if compacting else "turn_end"] * 4
         return actions
     unstarted, started = open_calls(builder)
-    actions += ["assistant_message"] * 5 + ["chunk"] + ["step_end"] * (1 if unstarted or started else 4)
+    # A step ends only once every call it asked for has its result.
+    actions += ["assistant_message"] * 5 + ["chunk"] + ["step_end"] * (0 if unstarted or started else 4)
     if unstarted:
         actions += ["tool_call"] * 6 + ["not_started_result"]
     if started:
@@ -173,6 +190,12 @@ def drawn(strategy: st.SearchStrategy[T]) -> Maker[T]:
 def fixed(value: T) -> Maker[T]:
     """A maker that draws nothing and gives (a fresh copy of) ``value``."""
     return lambda draw: copy.deepcopy(value)
+
+
+NOTE_VARIANTS = 5
+"""How many realistic payloads each note type has to choose from (:func:`note_event`)."""
+ANY_NOTE: Maker[int] = drawn(st.integers(0, NOTE_VARIANTS - 1))
+"""The default :attr:`ActionValues.note`: any variant."""
 
 
 @dataclass(frozen=True)
@@ -200,9 +223,13 @@ class ActionValues:
     rewrite_text: Maker[str]
     """The content a tool-result rewrite puts in place of the output."""
     payload: Maker[Any]
-    """The data of log-only and ignorable events (the model puts no rules on them)."""
+    """The data of ignorable events of unknown types (nobody reads it)."""
     turn_payload: Maker[Any]
-    """The data of turn-only events."""
+    """Not used by :func:`build_action`: turn-only notes take released payloads, chosen by ``note``
+    (a value set may still give one)."""
+    note: Maker[int] = ANY_NOTE
+    """Which of the :data:`NOTE_VARIANTS` realistic payloads a log-only or turn-only note gets
+    (:func:`note_event`): a title set by the user or by the model, an approval allowed or refused, …"""
 
 
 TEXTS = st.sampled_from(
@@ -227,7 +254,7 @@ PAYLOADS = st.sampled_from(
         {"text": "ünïcödé 🎉"},
     ]
 )
-"""Payloads of log-only, turn-only and ignorable events."""
+"""Payloads of ignorable events of unknown types."""
 
 SUITE_VALUES = ActionValues(
     text=drawn(TEXTS),
@@ -242,6 +269,8 @@ SUITE_VALUES = ActionValues(
     rewrite_text=fixed("[output elided]"),
     payload=drawn(PAYLOADS),
     turn_payload=drawn(PAYLOADS),
+    # One pick among five, the shape of a PAYLOADS draw, so seeded runs keep their choice sequence.
+    note=drawn(st.sampled_from(range(NOTE_VARIANTS))),
 )
 """The conformance suite's values: small fixed pools, cheap to replay and shrink."""
 
@@ -270,10 +299,7 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
     if action == "tool_result":
         return tool_result(draw, builder, values)
     if action == "not_started_result":
-        call_id = draw(st.sampled_from(open_calls(builder)[0]))
-        data = builder.tool_result_data(call_id, "The tool call never started.", is_error=True)
-        data["error"] = {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
-        return builder.event("tool/result", data, commit=False, surfaceOp="append")
+        return builder.not_started_result(draw(st.sampled_from(open_calls(builder)[0])), commit=False)
     if action == "request_header":
         reason = draw(st.sampled_from(HEADER_REASONS))
         header = values.header(draw)
@@ -287,10 +313,10 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
     if action == "log_only":
         envelope = {"ignorable": True} if draw(st.integers(0, 4)) == 0 else {}
         type_ = draw(st.sampled_from(LOG_ONLY_TYPES))
-        return builder.event(type_, values.payload(draw), commit=False, **envelope)
+        return {**note_event(builder, type_, values.note(draw)), **envelope}
     if action == "turn_only":
         type_ = draw(st.sampled_from(TURN_ONLY_TYPES))
-        return builder.event(type_, values.turn_payload(draw), commit=False)
+        return note_event(builder, type_, values.note(draw))
     if action == "ignorable":
         type_ = draw(st.sampled_from(UNKNOWN_TYPE_NAMES))
         return builder.event(type_, values.payload(draw), commit=False, ignorable=True)
@@ -346,3 +372,193 @@ def assistant_with_call(builder: SessionBuilder, tool: str) -> RawEvent:
     message = {"id": f"assistant-{builder.next_seq}", "role": "assistant", "content": content, "source": source}
     data = {"turn": trace.open_turn, "step": trace.open_step, "message": message}
     return builder.event("assistant/message", data, commit=False, surfaceOp="append")
+
+
+# -- notes: log-only and turn-only events with their released payloads -----------------------------
+
+TITLES = ("Fix the failing parser test", "Refactor the tokenizer", "Résumé → naïve ünïcödé ✓", "日本語のテキスト", "Release 🎉")
+"""Session titles (``session/title``)."""
+FEEDBACK = ("Thanks, that fixed it.", "The answer missed the second bug.", "ünïcödé feedback ✓", "👍", "Too verbose.")
+"""User feedback texts (``feedback/record``)."""
+SELECTIONS: tuple[dict[str, str], ...] = (
+    {"provider": "deepseek", "model": "deepseek-chat"},
+    {"provider": "deepseek", "model": "deepseek-reasoner", "reasoningEffort": "high"},
+    {"provider": "openai", "model": "gpt-5"},
+    {"provider": "openai", "model": "gpt-5", "reasoningEffort": "low"},
+    {"provider": "deepseek", "model": "deepseek-chat"},
+)
+"""Model selections a user makes (``model/selection``)."""
+HOOK_POINTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionStart")
+"""Where a hook runs (``hook/invoked``)."""
+APPROVAL_OUTCOMES = ("allowed-once", "rejected", "cancelled", "unavailable", "allowed-once")
+"""How an approval ends (``approval/decided``)."""
+TODO_LISTS: tuple[tuple[tuple[str, str], ...], ...] = (
+    (),
+    (("Reproduce the failing test", "completed"), ("Fix the parser", "in_progress"), ("Run the whole suite", "pending")),
+    (("Read parser.py", "pending"),),
+    (("Réécrire le tokenizer", "in_progress"), ("", "pending")),
+    (("Fix the parser", "completed"), ("Run the whole suite", "completed")),
+)
+"""Todo lists (``todo/write``): content and status of each item."""
+CONTEXT_WINDOWS = (128_000, None, 64_000, 1_000_000, None)
+"""Context windows a ``request/context`` reports (``None``: not reported)."""
+NOTE_FALLBACK = "hook/invoked"
+"""What a note that cannot stand where the log is (a retry outside a step, a compaction inside a
+turn) is logged as instead: a hook runs anywhere."""
+
+
+def _data(builder: SessionBuilder, seq: int) -> dict[str, Any]:
+    data = thaw(builder.state.events[seq].data)
+    return data if isinstance(data, dict) else {}
+
+
+def _latest(builder: SessionBuilder, type_: str) -> dict[str, Any] | None:
+    """The data of the latest event of ``type_``."""
+    for event in reversed(builder.state.events):
+        if event.type == type_:
+            return _data(builder, event.seq)
+    return None
+
+
+def _title(builder: SessionBuilder, variant: int) -> dict[str, Any]:
+    """A title the user set (citing nothing), or one the model or the fallback made from the user's messages."""
+    humans = builder.human_message_seqs()
+    title = TITLES[variant]
+    if not humans or variant == 0:
+        return {"title": title, "messageSeqs": [], "source": {"kind": "user"}}
+    if variant == 4:
+        return {"title": title, "messageSeqs": humans[:1], "source": {"kind": "fallback"}}
+    source: dict[str, Any] = {"kind": "provider", "provider": PROVIDER["provider"]}
+    if variant != 3:
+        source["model"] = dict(PROVIDER)
+    return {"title": title, "messageSeqs": humans[:3], "source": source}
+
+
+def _approval_asked(builder: SessionBuilder, variant: int) -> dict[str, Any]:
+    """An approval asked for a call the open step asked for, or for a tool in general."""
+    unstarted, _ = open_calls(builder)
+    data: dict[str, Any] = {"id": f"approval-{builder.next_seq}"}
+    advertised = builder.advertised_call(unstarted[0]) if unstarted else None
+    if advertised is not None:
+        data.update(toolName=advertised[0], callId=unstarted[0])
+    else:
+        data["toolName"] = TOOL_NAMES[variant % len(TOOL_NAMES)]
+    if variant % 2:
+        data["reason"] = "The command writes outside the workspace."
+    return data
+
+
+def _undecided_approval(builder: SessionBuilder) -> str | None:
+    """The id of the latest approval asked for and not decided yet."""
+    decided: set[str] = set()
+    for event in reversed(builder.state.events):
+        data = _data(builder, event.seq) if event.type in ("approval/asked", "approval/decided") else {}
+        if event.type == "approval/decided":
+            decided.add(str(data.get("id")))
+        elif event.type == "approval/asked" and str(data.get("id")) not in decided:
+            return str(data.get("id"))
+    return None
+
+
+def _goal_change(builder: SessionBuilder, variant: int) -> dict[str, Any]:
+    """The next change of the session's goal: create one, or edit, pause, resume, block, complete or clear the current one."""
+    now = builder.time
+    latest = _latest(builder, "goal/change")
+    goal = None if latest is None or latest["operation"] == "clear" else latest["goal"]
+    if goal is None or goal["phase"] == "complete":
+        goal = {"id": f"goal-{builder.next_seq}", "revision": 1, "objective": "Make the parser tests pass", "phase": "active"}
+        goal["maxGoalRounds"] = 5
+        return {"kind": "goal/change", "version": 1, "operation": "create", "goal": goal, "roundsStarted": 0,
+                "createdAt": now, "updatedAt": now}
+    assert latest is not None
+    if variant == 4:
+        cleared = {"id": goal["id"], "revision": goal["revision"]}
+        return {"kind": "goal/change", "version": 1, "operation": "clear", "cleared": cleared, "clearedAt": now}
+    operation = ("edit", "pause", "complete", "block")[variant] if goal["phase"] == "active" else "resume"
+    phase = {"edit": "active", "pause": "paused", "complete": "complete", "block": "blocked", "resume": "active"}[operation]
+    changed = {k: v for k, v in goal.items() if k != "blockedReason"}
+    changed.update(revision=goal["revision"] + 1, phase=phase)
+    if operation == "edit":
+        changed["objective"] = f"{goal['objective']} and keep the tokenizer fast"
+    if phase == "blocked":
+        changed["blockedReason"] = {"code": "NEEDS_INPUT", "message": "Which parser version should be kept?"}
+    rounds = latest["roundsStarted"] + (operation == "resume")
+    return {"kind": "goal/change", "version": 1, "operation": operation, "goal": changed, "roundsStarted": rounds,
+            "createdAt": latest["createdAt"], "updatedAt": now}
+
+
+def _hook_invoked(builder: SessionBuilder, variant: int) -> dict[str, Any]:
+    trace = builder.state.trace
+    turn = trace.open_turn if trace.open_turn is not None else trace.last_turn
+    data: dict[str, Any] = {"turn": turn, "point": HOOK_POINTS[variant], "dialect": ("claude-code", "codex")[variant % 2]}
+    if HOOK_POINTS[variant] in ("PreToolUse", "PostToolUse"):
+        data["matcher"] = "Bash|Write"
+    data["handlerId"] = f"hook-{variant + 1}"
+    return data
+
+
+def _request_context(builder: SessionBuilder, variant: int) -> dict[str, Any]:
+    """The provider and model the next request goes to, and its context window when known."""
+    header = _latest(builder, "request/header")
+    config = header["header"]["config"] if header is not None else PROVIDER
+    data: dict[str, Any] = {"provider": config["provider"], "model": config["model"]}
+    if CONTEXT_WINDOWS[variant] is not None:
+        data["contextWindow"] = CONTEXT_WINDOWS[variant]
+    return data
+
+
+def _compaction_note(builder: SessionBuilder, type_: str, variant: int) -> RawEvent | None:
+    """The next step of a compaction, whichever of its types ``type_`` is: one is started between turns,
+    then summarised over a legal range, then ended."""
+    open_ = builder.open_compaction()
+    if open_ is None:
+        return None if builder.state.trace.open_turn is not None else builder.compaction_start(commit=False)
+    ranges = builder.legal_ranges()
+    if type_ != "compaction/end" and not open_.summarized and ranges:
+        start, end = ranges[variant % len(ranges)]
+        return builder.compaction_summary(start, end, "Summary: the parser bug was found and fixed.", commit=False)
+    return builder.compaction_end(None if open_.summarized else "The summary request failed.", commit=False)
+
+
+def note_event(builder: SessionBuilder, type_: str, variant: int) -> RawEvent:
+    """The uncommitted note of ``type_`` (one of :data:`LOG_ONLY_TYPES` or :data:`TURN_ONLY_TYPES`) in its
+    ``variant`` (below :data:`NOTE_VARIANTS`), or a :data:`NOTE_FALLBACK` note where ``type_`` cannot stand."""
+    variant %= NOTE_VARIANTS
+    trace = builder.state.trace
+    data: Any = None
+    if type_.startswith("compaction/"):
+        event = _compaction_note(builder, type_, variant)
+        if event is not None:
+            return event
+    elif type_ == "llm/retry":
+        if trace.open_step is not None and builder.request_provider() is not None:
+            return builder.retry(("transient", "transient", "transient", "rate-limit", "rate-limit")[variant], commit=False)
+    elif type_ == "session/title":
+        data = _title(builder, variant)
+    elif type_ == "approval/asked":
+        data = _approval_asked(builder, variant)
+    elif type_ == "approval/decided":
+        pending = _undecided_approval(builder)
+        if pending is None:
+            return builder.event("approval/asked", _approval_asked(builder, variant), commit=False)
+        data = {"id": pending, "outcome": APPROVAL_OUTCOMES[variant]}
+    elif type_ == "goal/change":
+        data = _goal_change(builder, variant)
+    elif type_ == "hook/invoked":
+        data = _hook_invoked(builder, variant)
+    elif type_ == "plan/mode":
+        latest = _latest(builder, "plan/mode")
+        data = {"active": not (latest is not None and latest["active"])}
+    elif type_ == "model/selection":
+        data = dict(SELECTIONS[variant])
+    elif type_ == "feedback/record":
+        data = {"text": FEEDBACK[variant]}
+    elif type_ == "todo/write":
+        data = {"todos": [{"content": content, "status": status} for content, status in TODO_LISTS[variant]]}
+    elif type_ == "request/context":
+        data = _request_context(builder, variant)
+    else:
+        raise ValueError(f"no note of type {type_!r}")
+    if data is None:
+        return builder.event(NOTE_FALLBACK, _hook_invoked(builder, variant), commit=False)
+    return builder.event(type_, data, commit=False)

@@ -1,25 +1,43 @@
 """Builders for realistic, valid session logs.
 
 :class:`SessionBuilder` plays the harness: it opens turns and steps, writes user and assistant
-messages, tool calls and results, request headers, compactions and tool-result rewrites, and
+messages, tool calls and results, request headers, compactions and tool-result rewrites, the
+compaction lifecycle (``compaction/start``, ``/summary``, ``/end``), retries and titles, and
 assigns seqs and times.  Every event it builds is checked against the model as it is committed,
 so a builder always holds a valid v1 log; tests and state machines mutate its events to make
-invalid candidates.
+invalid candidates.  Every payload has the released v1 shape, and every event stands where the
+released relationship rules allow it (a retry names the open step and the provider of the latest
+request header, a summary belongs to the open compaction, a "never started" result is the exact
+repair record).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sessionlog_spec.model.compaction import cut_balances
-from sessionlog_spec.model.event import encode_event
-from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.model.event import Replace, encode_event
+from sessionlog_spec.model.json_value import as_object, thaw
+from sessionlog_spec.model.repair import NOT_STARTED_TEXT
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event
 from sessionlog_spec.model.violation import Violation
 
 RawEvent = dict[str, Any]
 PROVIDER = {"provider": "deepseek", "model": "deepseek-chat"}
+NOT_STARTED_ERROR = {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
+"""The error of the synthetic result for a call the harness never started."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCompaction:
+    """A ``compaction/start`` with no ``compaction/end`` yet (an end-of-seed marker forgets it)."""
+
+    compaction_id: str
+    turn: int | None
+    summarized: bool
+    source_command_id: str | None = None
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -62,6 +80,10 @@ class SessionBuilder:
     def _mint(self, prefix: str) -> str:
         self.ids += 1
         return f"{prefix}-{self.ids}"
+
+    def _data_of(self, seq: int) -> dict[str, Any]:
+        data = as_object(self.state.events[seq].data)
+        return {} if data is None else dict(data)
 
     def event(self, type_: str, data: Any, commit: bool = True, **envelope: Any) -> RawEvent:
         """A raw event at the next seq; committed through the model unless ``commit`` is false."""
@@ -166,6 +188,18 @@ class SessionBuilder:
         """Append the result of ``call_id``."""
         return self.event("tool/result", self.tool_result_data(call_id, text), commit, surfaceOp="append")
 
+    def not_started_result_data(self, call_id: str) -> dict[str, Any]:
+        """The payload of the synthetic result for ``call_id``, asked for but never started: the exact
+        record crash repair writes (its message id names the call and the result's own seq)."""
+        data = self.tool_result_data(call_id, NOT_STARTED_TEXT, is_error=True)
+        data["message"]["id"] = f"interrupted-tool-result-{call_id}-{self.next_seq}"
+        data["error"] = dict(NOT_STARTED_ERROR)
+        return data
+
+    def not_started_result(self, call_id: str, commit: bool = True) -> RawEvent:
+        """Append the synthetic result for ``call_id``, which was asked for but never started."""
+        return self.event("tool/result", self.not_started_result_data(call_id), commit, surfaceOp="append")
+
     def request_header(
         self, header: Mapping[str, Any], reason: str, starts_series: bool = False, commit: bool = True
     ) -> RawEvent:
@@ -182,6 +216,75 @@ class SessionBuilder:
         data = {"id": self._mint("summary"), "role": "user", "content": [text_block(summary)], "source": {"kind": "user"}}
         op = {"op": "replace", "start": start, "end": end}
         return self.event("user/message", data, commit, surfaceOp=op, sourceEventSeqs=shadowed)
+
+    def compaction_start(self, source_command_id: str | None = None, commit: bool = True) -> RawEvent:
+        """Open a compaction owned by the open turn (``turn: null`` between turns)."""
+        data: dict[str, Any] = {"compactionId": f"compaction-{self.next_seq}", "turn": self.state.trace.open_turn}
+        if source_command_id is not None:
+            data["sourceCommandId"] = source_command_id
+        return self.event("compaction/start", data, commit)
+
+    def compaction_summary(
+        self, start: int, end: int, summary: str = "Summary of earlier work.", commit: bool = True
+    ) -> RawEvent:
+        """The open compaction's summary of the surface range ``start..end`` (a span of the current surface)."""
+        open_ = self.open_compaction()
+        assert open_ is not None, "a summary belongs to an open compaction"
+        nodes = self.state.surface.nodes
+        shadowed = list(nodes[nodes.index(start) : nodes.index(end) + 1])
+        data: dict[str, Any] = {"compactionId": open_.compaction_id}
+        if open_.source_command_id is not None:
+            data["sourceCommandId"] = open_.source_command_id
+        data.update(
+            summary=[text_block(summary)],
+            shadowedRange={"start": start, "end": end},
+            shadowedSeqs=shadowed,
+            shadowedTokenCount=40 * len(shadowed),
+            **PROVIDER,
+        )
+        return self.event("compaction/summary", data, commit)
+
+    def compaction_end(self, error: str | None = None, commit: bool = True) -> RawEvent:
+        """Close the open compaction (with ``error`` when it failed; a successful one needs its summary)."""
+        open_ = self.open_compaction()
+        assert open_ is not None, "no compaction is open"
+        data: dict[str, Any] = {"compactionId": open_.compaction_id, "turn": open_.turn}
+        if open_.source_command_id is not None:
+            data["sourceCommandId"] = open_.source_command_id
+        if error is not None:
+            data["error"] = error
+        return self.event("compaction/end", data, commit)
+
+    def retry(self, policy_key: str = "transient", commit: bool = True) -> RawEvent:
+        """An ``llm/retry`` of the open step's request: the next attempt of its chain for ``policy_key``,
+        against the provider of the latest request header (both must exist)."""
+        trace = self.state.trace
+        provider = self.request_provider()
+        assert trace.open_turn is not None and trace.open_step is not None and provider is not None
+        prior = None
+        for event in reversed(self.state.events):
+            if event.type == "llm/retry":
+                data = self._data_of(event.seq)
+                chain = (data.get("turn"), data.get("step"), data.get("provider"), data.get("policyKey"))
+                if chain == (trace.open_turn, trace.open_step, provider, policy_key):
+                    prior = data
+                    break
+        attempt = 1 if prior is None else int(prior["retry"]) + 1
+        retry_id = f"retry-{self.next_seq}" if prior is None else str(prior["retryId"])
+        rate_limited = policy_key == "rate-limit"
+        failure: dict[str, Any] = (
+            {"message": "Rate limit reached for requests", "code": "RATE_LIMITED", "status": 429, "providerRetryAfterMs": 2000}
+            if rate_limited
+            else {"message": "The server is overloaded.", "code": "PROVIDER_OVERLOADED", "status": 503}
+        )
+        data = {"retryId": retry_id, "turn": trace.open_turn, "step": trace.open_step, "provider": provider}
+        # A rate limit is retried for as long as it lasts; anything else gives up after five attempts.
+        mode = "always" if rate_limited or attempt > 5 else "normal"
+        data.update(mode=mode, policyKey=policy_key, retry=attempt)
+        if mode == "normal":
+            data["maxRetries"] = 5
+        data.update(delayMs=min(500 * 2 ** (attempt - 1), 60_000), failure=failure)
+        return self.event("llm/retry", data, commit)
 
     def rewrite_tool_result(self, seq: int, text: str = "[output elided]", commit: bool = True) -> RawEvent:
         """Replace the tool result at ``seq`` with a copy whose content is ``text``."""
@@ -203,6 +306,45 @@ class SessionBuilder:
     def tool_result_seqs(self) -> list[int]:
         """The seqs of tool results currently on the surface."""
         return [n for n in self.state.surface.nodes if self.state.events[n].type == "tool/result"]
+
+    def open_compaction(self) -> OpenCompaction | None:
+        """The compaction started and not yet ended (an end-of-seed marker closes the books on it)."""
+        open_: OpenCompaction | None = None
+        for event in self.state.events:
+            if event.type == "compaction/start":
+                data = self._data_of(event.seq)
+                turn, command = data.get("turn"), data.get("sourceCommandId")
+                open_ = OpenCompaction(
+                    str(data.get("compactionId")),
+                    turn if isinstance(turn, int) else None,
+                    False,
+                    command if isinstance(command, str) else None,
+                )
+            elif event.type == "compaction/summary" and open_ is not None:
+                open_ = OpenCompaction(open_.compaction_id, open_.turn, True, open_.source_command_id)
+            elif event.type in ("compaction/end", "session/end-seed"):
+                open_ = None
+        return open_
+
+    def request_provider(self) -> str | None:
+        """The provider of the latest ``request/header`` (what a retry of the next request goes to)."""
+        for event in reversed(self.state.events):
+            if event.type == "request/header":
+                header = as_object(self._data_of(event.seq).get("header"))
+                config = as_object(header.get("config")) if header is not None else None
+                provider = config.get("provider") if config is not None else None
+                return provider if isinstance(provider, str) else None
+        return None
+
+    def human_message_seqs(self) -> list[int]:
+        """The seqs of the user's own messages (appended ``user/message`` events whose source is the user)."""
+        out = []
+        for event in self.state.events:
+            if event.type == "user/message" and not isinstance(event.surface_op, Replace):
+                source = as_object(self._data_of(event.seq).get("source"))
+                if source is not None and source.get("kind") == "user":
+                    out.append(event.seq)
+        return out
 
     def tool_turn(
         self, text: str, calls: Sequence[str], header: Mapping[str, Any] | None = None, reason: str | None = None

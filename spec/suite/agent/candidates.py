@@ -67,7 +67,6 @@ from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, freeze, thaw
 from sessionlog_spec.model.jsonl import encode_jsonl
 from sessionlog_spec.model.legacy import StoredLog
 from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
-from sessionlog_spec.model.trace import TOOL_NOT_STARTED
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 
@@ -75,6 +74,8 @@ Context = Literal["append", "seed", "load", "upgrade", "cuts"]
 CONTEXTS: tuple[Context, ...] = ("append", "seed", "load", "upgrade", "cuts")
 Build = Callable[[SessionBuilder, random.Random], Any]
 
+_USER_TITLE = {"title": "Untitled", "messageSeqs": [], "source": {"kind": "user"}}
+"""The payload of a title the user set: valid anywhere."""
 STORED_HEADER: dict[str, Any] = {
     "type": "session",
     "version": 1,
@@ -189,8 +190,9 @@ def _shadowed_by(b: SessionBuilder, start: int, end: int) -> list[int]:
 
 
 def _benign(b: SessionBuilder, rng: random.Random) -> RawEvent:
-    """A plugin event that is valid in every state: a session title."""
-    return b.event("session/title", {"title": rng.choice(("Fix the failing test", "Refactor the parser", "Untitled"))}, False)
+    """A plugin event that is valid in every state: a session title the user set (it cites no message)."""
+    title = rng.choice(("Fix the failing test", "Refactor the parser", "Untitled"))
+    return b.event("session/title", {"title": title, "messageSeqs": [], "source": {"kind": "user"}}, False)
 
 
 def _elided(data: dict[str, Any], text: str = "[output elided]") -> dict[str, Any]:
@@ -214,16 +216,34 @@ def _legal_range(b: SessionBuilder, rng: random.Random) -> tuple[int, int] | Non
     return rng.choice(ranges) if ranges else None
 
 
-def _summary_data(b: SessionBuilder, start: int, end: int) -> dict[str, Any]:
-    shadowed = _shadowed_by(b, start, end)
-    return {
-        "compactionId": "compaction-1",
-        "summary": [text_block("Summary of earlier work.")],
-        "shadowedRange": {"start": start, "end": end},
-        "shadowedSeqs": shadowed,
-        "shadowedTokenCount": 1200,
-        **PROVIDER,
-    }
+def _summary_event(b: SessionBuilder, rng: random.Random, **envelope: Any) -> RawEvent | None:
+    """A ``compaction/summary`` over a legal range with ``envelope`` added (``None`` when the surface
+    has no legal range).
+
+    It is the summary the open compaction waits for when there is one, so that the envelope member
+    is its only fault.  Elsewhere it names a compaction of its own that no ``compaction/start``
+    opened: a second fault, but one no reader reaches, since the envelope is checked first (by the
+    model and by the released reader alike).
+    """
+    picked = _legal_range(b, rng)
+    if picked is None:
+        return None
+    start, end = picked
+    compaction = b.open_compaction()
+    if compaction is not None and not compaction.summarized:
+        event = b.compaction_summary(start, end, commit=False)
+    else:
+        shadowed = _shadowed_by(b, start, end)
+        data = {
+            "compactionId": f"compaction-{b.next_seq}",
+            "summary": [text_block("Summary of earlier work.")],
+            "shadowedRange": {"start": start, "end": end},
+            "shadowedSeqs": shadowed,
+            "shadowedTokenCount": 40 * len(shadowed),
+            **PROVIDER,
+        }
+        event = b.event("compaction/summary", data, False)
+    return {**event, **{k: v(start, end) for k, v in envelope.items()}}
 
 
 def _jsonl_lines(builder: SessionBuilder, header: dict[str, Any] | None = None) -> list[str]:
@@ -293,18 +313,26 @@ def ignorable_false(builder: SessionBuilder, rng: random.Random) -> object:
     return {**_benign(_scratch(builder), rng), "ignorable": False}
 
 
+def _hook_result(b: SessionBuilder, exit_code: int, duration_ms: float) -> dict[str, Any]:
+    """What a hook that ran in the latest turn reports: valid but for a non-lossless number put in."""
+    trace = b.state.trace
+    turn = trace.open_turn if trace.open_turn is not None else trace.last_turn
+    data: dict[str, Any] = {"turn": turn, "point": "Stop", "handlerId": "hook-1", "decision": "allow"}
+    return {**data, "durationMs": duration_ms, "exitCode": exit_code}
+
+
 @candidate(Code.JSON_NOT_LOSSLESS, "append")
 def unsafe_integer(builder: SessionBuilder, rng: random.Random) -> object:
-    """A payload number beyond 2^53 − 1, which a JavaScript reader would round."""
+    """A payload number beyond 2^53 − 1 (a hook's exit code), which a JavaScript reader would round."""
     b = _scratch(builder)
-    return b.event("llm/retry", {"attempt": 1, "requestId": MAX_SAFE_INTEGER + rng.choice((1, 2, 1000))}, False)
+    return b.event("hook/result", _hook_result(b, MAX_SAFE_INTEGER + rng.choice((1, 2, 1000)), 12), False)
 
 
 @candidate(Code.JSON_NOT_LOSSLESS, "append")
 def negative_zero(builder: SessionBuilder, rng: random.Random) -> object:
-    """A payload holding ``-0``, which JSON readers disagree about."""
+    """A payload holding ``-0`` (a hook's duration), which JSON readers disagree about."""
     b = _scratch(builder)
-    return b.event("feedback/record", {"rating": -0.0, "comment": rng.choice(("meh", ""))}, False)
+    return b.event("hook/result", _hook_result(b, rng.choice((0, 1)), -0.0), False)
 
 
 @candidate(Code.SEQ_NOT_CONTIGUOUS, "append")
@@ -355,7 +383,7 @@ def lost_committed_row(builder: SessionBuilder, rng: random.Random) -> object:
 def stray_object_in_committed_history(builder: SessionBuilder, rng: random.Random) -> object:
     """A JSON object that is no next event (``{}``, an old header line, a far seq) before a ``turn/end``."""
     stray = rng.choice(
-        ("{}", json.dumps(STORED_HEADER), json.dumps({"type": "session/title", "seq": 10**6, "time": 0, "data": {}}))
+        ("{}", json.dumps(STORED_HEADER), json.dumps({"type": "session/title", "seq": 10**6, "time": 0, "data": _USER_TITLE}))
     )
     return _committed_damage(builder, rng, lambda lines, i: lines.insert(i, stray))
 
@@ -447,6 +475,15 @@ def assistant_v0_provenance(builder: SessionBuilder, rng: random.Random) -> obje
         return None
     data = {"turn": step[0], "step": step[1], "content": [text_block("Done.")], "provenance": dict(PROVIDER)}
     return b.event("assistant/message", data, False, surfaceOp="append")
+
+
+def _unstarted_calls(b: SessionBuilder) -> list[str]:
+    """Calls the open step asked for whose start is not recorded yet (in the order they were asked for)."""
+    events = _step_events(b)
+    asked = [c for e in events for c in tool_call_ids(e)]
+    done = {str(_data(e)["callId"]) for e in events if e.type == "tool/call"}
+    done |= {c for e in events if e.type == "tool/result" and (c := tool_result_call_id(e))}
+    return [c for c in asked if c not in done]
 
 
 def _recorded_call(b: SessionBuilder, rng: random.Random) -> str | None:
@@ -567,34 +604,27 @@ def header_unknown_reason(builder: SessionBuilder, rng: random.Random) -> object
 
 @candidate(Code.SURFACE_OP_FORBIDDEN, "append")
 def summary_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
-    """A ``compaction/summary`` carrying the surfaceOp that belongs on the following user message."""
-    b = _scratch(builder)
-    picked = _legal_range(b, rng)
-    if picked is None:
-        return b.event("compaction/summary", {"compactionId": "c-1", "summary": []}, False, surfaceOp="append")
-    start, end = picked
-    op = {"op": "replace", "start": start, "end": end}
-    return b.event("compaction/summary", _summary_data(b, start, end), False, surfaceOp=op)
+    """A ``compaction/summary`` (the open compaction's, when one waits for it) carrying the surfaceOp that
+    belongs on the replacement."""
+    return _summary_event(_scratch(builder), rng, surfaceOp=lambda start, end: {"op": "replace", "start": start, "end": end})
 
 
 @candidate(Code.SURFACE_OP_FORBIDDEN, "append")
 def tool_call_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
-    """A ``tool/call`` written with ``surfaceOp: "append"``, as if it were a message."""
+    """The ``tool/call`` of a call the open step asked for, written with ``surfaceOp: "append"`` as if it were a message."""
     b = _scratch(builder)
-    if _open_step(b) is None:
+    unstarted = _unstarted_calls(b)
+    if _open_step(b) is None or not unstarted:
         return None
-    return {**b.tool_call(f"call-{rng.randrange(1000)}", commit=False), "surfaceOp": "append"}
+    return {**b.tool_call(rng.choice(unstarted), commit=False), "surfaceOp": "append"}
 
 
 @candidate(Code.SOURCES_FORBIDDEN, "append")
 def summary_with_sources(builder: SessionBuilder, rng: random.Random) -> object:
-    """A ``compaction/summary`` carrying the provenance that belongs on the replacement."""
+    """A ``compaction/summary`` (the open compaction's, when one waits for it) carrying the provenance that
+    belongs on the replacement."""
     b = _scratch(builder)
-    picked = _legal_range(b, rng)
-    if picked is None:
-        return None
-    start, end = picked
-    return b.event("compaction/summary", _summary_data(b, start, end), False, sourceEventSeqs=_shadowed_by(b, start, end))
+    return _summary_event(b, rng, sourceEventSeqs=lambda start, end: _shadowed_by(b, start, end))
 
 
 @candidate(Code.SURFACE_OP_MISSING, "append")
@@ -959,9 +989,11 @@ def step_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
 
 @candidate(Code.STEP_STILL_OPEN, "append")
 def turn_end_step_open(builder: SessionBuilder, rng: random.Random) -> object:
-    """A ``turn/end`` written while its last step is still open."""
+    """A ``turn/end`` written while its last step is still open (every call that step asked for answered)."""
     b = _scratch(builder)
-    return None if _open_step(b) is None else b.turn_end(commit=False)
+    if _open_step(b) is None or _unstarted_calls(b) or b.state.trace.step_calls:
+        return None
+    return b.turn_end(commit=False)
 
 
 @candidate(Code.EVENT_OUTSIDE_TURN, "append")
@@ -974,12 +1006,12 @@ def header_before_turn(builder: SessionBuilder, rng: random.Random) -> object:
 
 
 @candidate(Code.EVENT_OUTSIDE_TURN, "append")
-def todo_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
-    """A ``todo/write`` between turns."""
+def context_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``request/context`` between turns (written before the turn that sends the request started)."""
     b = _scratch(builder)
     if _open_turn(b) is not None:
         return None
-    return b.event("todo/write", {"todos": [{"content": "Run the tests", "status": rng.choice(("pending", "completed"))}]}, False)
+    return b.event("request/context", {**PROVIDER, "contextWindow": rng.choice((128_000, 64_000))}, False)
 
 
 @candidate(Code.EVENT_OUTSIDE_TURN, "append")
@@ -1076,9 +1108,7 @@ def not_started_result_without_pending_call(builder: SessionBuilder, rng: random
     b = _scratch(builder)
     if b.state.pending_calls != 0 or _open_step(b) is None:
         return None
-    data = b.tool_result_data(rng.choice(["call-orphan", *_answered_in_step(b)]), "The tool call never started.", is_error=True)
-    data["error"] = {"name": "ToolNotStartedError", "code": TOOL_NOT_STARTED}
-    return b.event("tool/result", data, False, surfaceOp="append")
+    return b.not_started_result(rng.choice(["call-orphan", *_answered_in_step(b)]), commit=False)
 
 
 @candidate(Code.REPLACE_SPLITS_TOOL_PAIR, "append")

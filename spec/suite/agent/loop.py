@@ -24,10 +24,10 @@ from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
 MODES: dict[str, tuple[str, tuple[str, ...]]] = {
     "workspace-write": ("You are a careful coding agent. Edit files in the workspace only.", ("read_file", "write_file", "bash")),
     "read-only": ("You are a careful coding agent. You may read files but not change them.", ("read_file", "grep")),
-    "plan": ("Plan the change step by step; do not run tools that write.", ("read_file",)),
     "danger-full-access": ("", ()),
 }
-"""Sandbox modes: each switches the system prompt and the tool list of the next request."""
+"""Sandbox modes, the three a released ``sandbox/mode`` names: each switches the system prompt and the
+tool list of the next request (planning is no sandbox mode: ``plan/mode`` logs it)."""
 
 MODELS: dict[str, dict[str, Any]] = {
     "deepseek-chat": {"provider": "deepseek", "model": "deepseek-chat"},

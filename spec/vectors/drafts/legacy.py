@@ -45,7 +45,9 @@ def _steering(wrapped: bool) -> list[dict[str, Any]]:
     log = V0().turn()
     content, source = [text_block("also check b.py")], {"kind": "user"}
     message = {"id": "steer-1", "role": "user", "content": content, "source": source}
-    log.add("steering/message", {"turn": 1, "message": message} if wrapped else {"turn": 1, "content": content, "source": source})
+    data = {"turn": 1, "message": message} if wrapped else {"turn": 1, "content": content, "source": source}
+    # A released v0 writer appended steering to the surface like any user message.
+    log.add("steering/message", data, surfaceOp="append")
     return log.turn({"kind": "completed"}).events
 
 
@@ -72,9 +74,19 @@ def _header(header: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _compact(log: V0 | None = None) -> list[dict[str, Any]]:
-    log = log or V0()
-    for name in ("start", "summary", "prune", "end"):
-        log.add(f"compact/{name}", {"note": name})
+    """A ``/compact`` between turns in v0 names, its events without the compaction id the edge mints:
+    start, the summary of the first message on the surface, a prune of it, end.  Without ``log``,
+    after one closed turn holding one pre-identity user message."""
+    if log is None:
+        log = V0().turn()
+        log.add("user/message", {"content": [text_block("fix it")], "source": {"kind": "user"}}, surfaceOp="append")
+        log.turn({"kind": "completed"})
+    first = next(e["seq"] for e in log.events if e.get("surfaceOp") == "append")
+    span = {"shadowedRange": {"start": first, "end": first}, "shadowedSeqs": [first], "shadowedTokenCount": 12}
+    log.add("compact/start", {"turn": None})
+    log.add("compact/summary", {"summary": [text_block("The user asked for a fix.")], **span, **PROVIDER})
+    log.add("compact/prune", span)
+    log.add("compact/end", {"turn": None})
     return log.events
 
 
@@ -93,15 +105,16 @@ NORMALISATIONS: tuple[tuple[str, str, list[dict[str, Any]]], ...] = (
      _turn_end({"kind": "error", "failure": {"message": "boom", "code": "E_IO"}, "step": 2})),
     ("n2-error-message-code", "N2: error with message and code",
      _turn_end({"kind": "error", "message": "boom", "code": "E_IO", "step": 1})),
-    ("n2-error-message-only", "N2: error with only a message gets code UNKNOWN", _turn_end({"kind": "error", "message": "boom"})),
+    ("n2-error-message-only", "N2: error with only a message gets code UNKNOWN",
+     _turn_end({"kind": "error", "message": "boom", "step": 1})),
     ("n3-steering-wrapped", "N3: steering/message {turn, message} becomes an appended user/message", _steering(True)),
     ("n3-steering-bare", "N3: bare steering/message gets a minted id", _steering(False)),
     ("n4-pre-identity-messages", "N4: user, assistant and tool-result messages gain legacy ids; a rewrite keeps its target's",
      _pre_identity()),
     ("n5-message-prefix", "N5: request/header loses messagePrefix",
      _header({**basic_header(), "messagePrefix": [{"role": "user"}]})),
-    ("n6-canonical-header", "N6: request/header drops empty system, empty tools, marker-free adapterDefaults",
-     _header({"config": dict(PROVIDER), "system": "", "tools": [], "adapterDefaults": {"maxTokens": False}})),
+    ("n6-header-kept-as-written", "N6 (withdrawn): a request/header snapshot is kept as written, members in its own order",
+     _header({"tools": basic_header()["tools"], "config": {"model": PROVIDER["model"], "provider": PROVIDER["provider"]}})),
     ("n7-compact-renamed", "N7: compact/* becomes compaction/*", _compact()),
 )
 

@@ -111,6 +111,11 @@ def _compacted(b: SessionBuilder) -> None:
     b.rewrite_tool_result(result["seq"])
 
 
+def _compacting(b: SessionBuilder) -> None:
+    """Between turns of a seeded session, a compaction started and waiting for its summary."""
+    b.compaction_start()
+
+
 def scenes() -> list[Scene]:
     """The scenes refusal vectors are drawn from, smallest first."""
     return [
@@ -123,6 +128,7 @@ def scenes() -> list[Scene]:
         _scene("all-answered", [], _all_answered),
         _scene("between-steps", [], _between_steps),
         _scene("compacted", history_one_turn(), _compacted),
+        _scene("compacting", history_one_turn(), _compacting),
     ]
 
 

@@ -14,19 +14,12 @@ FILE = "trace"
 REASONS: dict[str, dict[str, Any]] = {
     "completed": {"kind": "completed"},
     "aborted-by-user": {"kind": "aborted", "reason": {"kind": "user"}},
-    "aborted-by-hook": {"kind": "aborted", "reason": {"kind": "hook"}},
+    "aborted-by-hook": {"kind": "aborted", "reason": {"kind": "hook", "reason": "The Stop hook blocked the turn."}},
     "blocked": {"kind": "blocked"},
     "error": {"kind": "error", "error": {"message": "rate limited", "code": "RATE_LIMIT"}},
     "max-tokens": {"kind": "max-tokens"},
     "interrupted": {"kind": "interrupted"},
 }
-
-
-def _not_started_result(b: SessionBuilder, call_id: str) -> dict[str, Any]:
-    """The synthetic result for a call the model asked for but the harness never started."""
-    data = b.tool_result_data(call_id, "The tool call was never started.", is_error=True)
-    data["error"] = {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
-    return b.event("tool/result", data, commit=False, surfaceOp="append")
 
 
 def drafts() -> list[Draft]:
@@ -53,7 +46,7 @@ def drafts() -> list[Draft]:
              steps.append(SessionBuilder(scene("pending-call").builder.state).tool_result("call-1", commit=False))),
         case(FILE, "result-for-call-never-started", "INV-TRACE-8",
              "a TOOL_NOT_STARTED result needs no tool/call: the call was asked for but never started",
-             *answered.replay(), steps.append(_not_started_result(after_answer, "call-2"))),
+             *answered.replay(), steps.append(after_answer.not_started_result("call-2", commit=False))),
         case(FILE, "todo-inside-turn", "INV-TRACE-7", "todo/write inside an open turn, between steps",
              *between.replay(), steps.append(todo)),
         case(FILE, "turn-after-turn", "INV-TRACE-1", "turn 2 starts after turn 1 closed",
