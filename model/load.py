@@ -20,6 +20,7 @@ from sessionlog_spec.model.jsonl import (
     version_of,
 )
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
+from sessionlog_spec.model.relationships import SessionIdentity
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.model.session import SessionState, append_event, fold_session
 from sessionlog_spec.model.violation import Violation
@@ -51,6 +52,17 @@ class LoadedSession:
     """The repair events appended to close a crash-orphaned turn (empty when the log was closed)."""
 
 
+def identity_of(header: Mapping[str, object]) -> SessionIdentity:
+    """What a (v1) header line tells the relationship rules about its session (INV-REL-29)."""
+    seed_length = header.get("seedLength", 0)
+    return SessionIdentity(
+        session_id=str(header.get("id", "")),
+        format_version=FORMAT_VERSION,
+        has_parent="parentSession" in header,
+        inherited_event_count=seed_length if isinstance(seed_length, int) else 0,
+    )
+
+
 def read_log(text: str) -> ReadLog | Violation:
     """INV-JSONL-1..7, INV-JSONL-9..10: read a stored log as v1 events, with no repair."""
     decoded = decode_jsonl(text)
@@ -59,14 +71,14 @@ def read_log(text: str) -> ReadLog | Violation:
     version = version_of(decoded.header)
     header = decoded.header
     if version == FORMAT_VERSION:
-        state = fold_session(decoded.events, where="line", positions=decoded.lines)
+        state = fold_session(decoded.events, where="line", positions=decoded.lines, identity=identity_of(header))
     else:
         assert version == LEGACY_VERSION, "header_line_problem refuses every other version"
         upgraded = upgrade_v0(StoredLog(decoded.header, tuple(_frozen_events(decoded.events))))
         if isinstance(upgraded, Violation):
             return upgraded
         header = upgraded.header
-        state = fold_session(upgraded.events)
+        state = fold_session(upgraded.events, identity=identity_of(header))
     if isinstance(state, Violation):
         return state
     return ReadLog(header, state, decoded)

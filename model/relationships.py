@@ -747,13 +747,18 @@ def title_frame(cited: Sequence[tuple[int, str]]) -> str:
     return f"{TITLE_FRAME_PREFIX}[{items}]"
 
 
+def is_human_message(event: Event) -> bool:
+    """Whether ``event`` is a ``user/message`` a human wrote (what a title may cite)."""
+    origin = _object_at(as_object(event.data), "source")
+    return event.type == "user/message" and member(origin, "kind") == string("user")
+
+
 def _cited_humans(event: Event, data: JsonObject, log: Sequence[Event]) -> list[tuple[int, str]] | Violation:
     """INV-REL-27: every cited seq is a ``user/message`` a human wrote."""
     cited: list[tuple[int, str]] = []
     for raw in _array_at(data, "messageSeqs"):
         source = _earlier(log, raw)
-        origin = _object_at(as_object(source.data), "source") if source is not None else None
-        if source is None or source.type != "user/message" or member(origin, "kind") != string("user"):
+        if source is None or not is_human_message(source):
             return Violation(
                 Code.TITLE_SOURCE_NOT_HUMAN,
                 f"{event.type} at seq {event.seq} messageSeqs cites {raw!r}, which is not a human user/message",

@@ -26,6 +26,7 @@ from sessionlog_spec.model.event import Event, decode_event, is_known_type
 from sessionlog_spec.model.header import canonical_header, header_event_problem, header_of
 from sessionlog_spec.model.json_value import JsonObject, as_object
 from sessionlog_spec.model.messages import message_problem
+from sessionlog_spec.model.payloads import payload_problem as table_problem
 from sessionlog_spec.model.relationships import (
     RelationState,
     SessionIdentity,
@@ -34,13 +35,15 @@ from sessionlog_spec.model.relationships import (
     relationship_transition,
 )
 from sessionlog_spec.model.surface import LogPrefix, Surface, SurfacePlan, apply_plan, plan_surface_event
-from sessionlog_spec.model.trace import TraceState, trace_data_problem, trace_transition
+from sessionlog_spec.model.trace import TRACE_TYPES, TraceState, trace_data_problem, trace_transition
 from sessionlog_spec.model.violation import Code, Violation
 
 END_SEED = "session/end-seed"
 EMPTY_SURFACE = Surface()
 OPEN_LOG = TraceState()
 """The trace of an empty log: nothing open, no turn yet."""
+OPEN_RELATIONS = relations_for(None)
+"""The relationship state of an empty log of no particular session."""
 LEGACY_TYPES: dict[str, Code] = {
     "request/header-delta": Code.LEGACY_HEADER_DELTA,
     "mode/set": Code.LEGACY_MODE_SET,
@@ -58,7 +61,7 @@ class SessionState:
     """The reconstructed request header: the canonical latest snapshot."""
     pending_calls: int = 0
     """Tool calls opened on the surface and not yet answered (the balance at the last cut)."""
-    relations: RelationState = RelationState()
+    relations: RelationState = OPEN_RELATIONS
     """What the relationship rules remember (open lifecycles, chains, compaction)."""
 
 
@@ -85,11 +88,36 @@ def end_seed_problem(event: Event) -> Violation | None:
     return None
 
 
+TYPE_CODES: dict[str, Code] = {
+    "user/message": Code.USER_MESSAGE_INVALID,
+    "assistant/message": Code.ASSISTANT_MESSAGE_INVALID,
+    "tool/result": Code.TOOL_RESULT_INVALID,
+    "request/header": Code.HEADER_INVALID,
+    END_SEED: Code.END_SEED_INVALID,
+}
+"""Types whose payload problems have their own code; the bracket types answer in the trace's codes,
+every other type with ``PAYLOAD_INVALID``."""
+
+
 def payload_problem(event: Event) -> Violation | None:
-    """The payload shape rules for the event's type."""
-    if event.type == "request/header":
-        return header_event_problem(event.data)
-    return message_problem(event) or trace_data_problem(event) or end_seed_problem(event)
+    """INV-PAY-1..3 and the payload rules of messages, headers, brackets and the end-of-seed marker.
+
+    The specific rules run first, so a port reports their finer codes; then the type's whole shape
+    by the payload table.  Unknown (ignorable) types carry any lossless JSON.
+    """
+    if not is_known_type(event.type):
+        return None
+    specific = (
+        header_event_problem(event.data)
+        if event.type == "request/header"
+        else message_problem(event) or trace_data_problem(event) or end_seed_problem(event)
+    )
+    if specific is not None or event.type in TRACE_TYPES:
+        return specific
+    problem = table_problem(event.type, event.data, event.seq)
+    if problem is None:
+        return None
+    return Violation(TYPE_CODES.get(event.type, Code.PAYLOAD_INVALID), f"{event.type} at seq {event.seq} data: {problem}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +136,8 @@ def admit(
     trace: TraceState,
     pending_calls: int,
     raw: object,
-    relations: RelationState = RelationState(),
+    *,
+    relations: RelationState = OPEN_RELATIONS,
 ) -> Admission | Violation:
     """Check one raw candidate against a session, in the documented order, without changing it."""
     event = raw if isinstance(raw, Event) else decode_event(raw)
@@ -150,7 +179,7 @@ def pending_after(pending: int, admission: Admission) -> int:
 
 def append_event(state: SessionState, raw: object) -> SessionState | Violation:
     """The session after appending one raw event, or the violation that refuses it."""
-    admission = admit(state.surface.nodes, state.events, state.trace, state.pending_calls, raw, state.relations)
+    admission = admit(state.surface.nodes, state.events, state.trace, state.pending_calls, raw, relations=state.relations)
     if isinstance(admission, Violation):
         return admission
     return SessionState(
@@ -168,6 +197,7 @@ def fold_session(
     where: str = "index",
     first: int = 0,
     positions: Sequence[int] | None = None,
+    *,
     identity: SessionIdentity | None = None,
     complete: bool = True,
 ) -> SessionState | Violation:
@@ -188,7 +218,7 @@ def fold_session(
     pending = 0
     relations = relations_for(identity)
     for index, raw in enumerate(raws):
-        admission = admit(nodes, LogPrefix(events, index), trace, pending, raw, relations)
+        admission = admit(nodes, LogPrefix(events, index), trace, pending, raw, relations=relations)
         if isinstance(admission, Violation):
             return admission.at(f"{where} {index + first if positions is None else positions[index]}")
         events.append(admission.event)

@@ -17,10 +17,11 @@ from pathlib import Path
 
 from icontract._checkers import find_checker
 
+from sessionlog_spec.appendix import render_appendix
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.registry import GROUP_NAMES, INVARIANTS, Invariant
 
-CONTRACT_MODULES = ("log", "surface", "trace", "header", "repair", "compaction", "jsonl", "legacy")
+CONTRACT_MODULES = ("log", "surface", "trace", "header", "repair", "compaction", "jsonl", "legacy", "relationships", "payloads")
 ID_PATTERN = re.compile(r"INV-[A-Z]+-\d+")
 SHIPPED = Path(__file__).resolve().parent / "invariants.md"
 """The rendered catalogue as installed with the package (in the repository, a link to ``invariants.md``)."""
@@ -115,7 +116,8 @@ def render(carriers: dict[str, list[str]], tests: dict[str, list[str]]) -> str:
         for inv in (i for i in INVARIANTS if i.group == group):
             out += _entry(inv, carriers.get(inv.id, []), tests.get(inv.id, []))
     out += _code_table()
-    return "\n".join(out) + "\n"
+    out += ["", *render_appendix()]
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 MODEL_MODULES = (
@@ -131,6 +133,8 @@ MODEL_MODULES = (
     "jsonl",
     "load",
     "legacy",
+    "payloads",
+    "relationships",
 )
 
 

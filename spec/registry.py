@@ -14,6 +14,7 @@ from sessionlog_spec.model.violation import Code
 
 GROUP_NAMES = {
     "LOG": "Event envelope, vocabulary and message shapes",
+    "PAY": "Event payloads",
     "SURF": "Surface",
     "TRACE": "Turn / step / tool trace",
     "HDR": "Request headers",
@@ -134,6 +135,29 @@ INVARIANTS: tuple[Invariant, ...] = (
         "INV-LOG-12",
         "An accepted event is stored frozen, and its stored JSON form equals the candidate it came from.",
         "What the log says is what was appended; nothing downstream can change it.",
+    ),
+    # --- PAY ---------------------------------------------------------------------------------
+    _inv(
+        "INV-PAY-1",
+        "Every event of the v1 vocabulary carries a payload object with exactly its type's members: every required "
+        "member present, no member outside the required and optional ones.",
+        "The released reader refuses any other member; a port that writes one writes a log upstream cannot read.",
+        C.PAYLOAD_INVALID,
+    ),
+    _inv(
+        "INV-PAY-2",
+        "Each member has its released shape: nested records exact, leaf types, literals, counts, non-empty strings, "
+        "and seqs that name earlier events, as listed in the payload appendix.",
+        "A shape the released validator refuses makes the whole log unreadable.",
+        C.PAYLOAD_INVALID,
+    ),
+    _inv(
+        "INV-PAY-3",
+        "Only the documented discriminants are merge-extensible (content-block `type`, message-source `kind`, "
+        "finish-reason `kind`, `turn/end` reason `kind`, and the others the table marks): an unknown variant is kept "
+        "as owner-opaque JSON; opaque members (`tool/result.meta`, PTC `arguments`, …) are lossless JSON and never "
+        "inspected.",
+        "Owners extend these unions without a format change; the log keeps what it cannot interpret.",
     ),
     # --- SURF --------------------------------------------------------------------------------
     _inv(

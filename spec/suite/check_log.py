@@ -35,6 +35,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import BinaryIO, Final, TextIO
 
 from sessionlog_spec.model.event import Event, decode_event
@@ -49,6 +50,8 @@ from sessionlog_spec.model.jsonl import (
     seed_length_problem,
 )
 from sessionlog_spec.model.legacy import StoredLog, refusal, upgrade_v0
+from sessionlog_spec.model.load import identity_of
+from sessionlog_spec.model.relationships import SessionIdentity, is_human_message, relations_for, relationship_finish
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.model.rows import Record, row_events
 from sessionlog_spec.model.session import admit, payload_problem, pending_after, vocabulary_problem
@@ -104,6 +107,9 @@ class LogCheck:
 # -- the streaming fold ------------------------------------------------------------------------------
 
 
+_NO_DATA: Final = MappingProxyType({})
+
+
 class _SurfaceLog(Sequence[Event]):
     """The log as :func:`~sessionlog_spec.model.session.admit` sees it: its length, and the events
     on the surface (a surface plan and the tool-pairing balance look up only surface nodes).
@@ -113,10 +119,12 @@ class _SurfaceLog(Sequence[Event]):
     was read; the most recently used events are also kept decoded.
     """
 
-    __slots__ = ("_decoded", "_kept", "length")
+    __slots__ = ("_decoded", "_humans", "_kept", "_types", "length")
 
     def __init__(self) -> None:
         self._kept: dict[int, tuple[str, int]] = {}
+        self._humans: dict[int, tuple[str, int]] = {}
+        self._types: list[str] = []
         self._decoded: OrderedDict[int, Event] = OrderedDict()
         self.length = 0
 
@@ -128,9 +136,13 @@ class _SurfaceLog(Sequence[Event]):
         if event is not None:
             self._decoded.move_to_end(seq)
             return event
-        if seq not in self._kept:
-            raise LookupError(f"streaming fold: event seq {seq} is off the surface and was not kept")
-        line, position = self._kept[seq]
+        kept = self._kept.get(seq) or self._humans.get(seq)
+        if kept is None:
+            if 0 <= seq < len(self._types):
+                # Off the surface and not a human message: the relationship rules ask only its type.
+                return Event(type=self._types[seq], seq=seq, time=0, data=_NO_DATA)
+            raise LookupError(f"streaming fold: event seq {seq} was not kept")
+        line, position = kept
         parsed = parse_json(line)
         rows = parsed if isinstance(parsed, str) else row_events(parsed, seq - position)
         decoded = decode_event(rows[position]) if not isinstance(rows, str) else Violation(Code.JSONL_MALFORMED_LINE, rows)
@@ -145,6 +157,12 @@ class _SurfaceLog(Sequence[Event]):
         """Put ``event``, read as member ``position`` of row ``line``, on the surface."""
         self._kept[event.seq] = (line, position)
         self._cache(event)
+
+    def note(self, event: Event, line: str, position: int) -> None:
+        """Record an admitted event's type, and keep a human message titles may cite later."""
+        self._types.append(sys.intern(event.type))
+        if event.type == "user/message" and is_human_message(event):
+            self._humans[event.seq] = (line, position)
 
     def forget(self, seq: int) -> None:
         """Take ``seq`` off the surface."""
@@ -162,20 +180,23 @@ class StreamingFold:
     the contract needs later: the surface's nodes and events, the trace, the pending-call balance,
     and the open turn's bracket and message events (for the repair closers)."""
 
-    def __init__(self) -> None:
+    def __init__(self, identity: SessionIdentity | None = None) -> None:
         self.nodes: list[int] = []
         self.log = _SurfaceLog()
         self.trace = TraceState()
         self.pending = 0
+        self.relations = relations_for(identity)
         self._turn_tail: list[Event] = []
 
     def feed(self, raw: object, line: str, position: int) -> Violation | None:
         """Admit the next raw event, member ``position`` of row ``line``; the violation that refuses it, or ``None``."""
-        admission = admit(self.nodes, self.log, self.trace, self.pending, raw)
+        admission = admit(self.nodes, self.log, self.trace, self.pending, raw, relations=self.relations)
         if isinstance(admission, Violation):
             return admission
         event, plan = admission.event, admission.plan
         self.trace = admission.trace
+        self.relations = admission.relations
+        self.log.note(event, line, position)
         self.pending = pending_after(self.pending, admission)
         if plan is not None:
             if plan.replacement is not None:
@@ -269,7 +290,7 @@ class LogChecker:
         self.header = header
         self.version = int(header["version"])  # type: ignore[call-overload]
         if self.version == FORMAT_VERSION:
-            self._fold = StreamingFold()
+            self._fold = StreamingFold(identity_of(header))
             self._scanner = RowScanner(lambda raw, _line: self._v1_event(raw))
         else:
             assert self.version == LEGACY_VERSION, "header_line_problem refuses every other version"
@@ -403,6 +424,9 @@ class LogChecker:
         check = self.check
         if self._fold_violation is not None:
             check.verdict = check.verdict or self._fold_violation
+        elif self._fold is not None and (unfinished := relationship_finish(self._fold.relations)) is not None:
+            check.add(check.lines, unfinished)
+            check.verdict = check.verdict or check.violations[-1]
         elif self._fold is not None and check.verdict is None:
             closers = self._fold.closers()
             if closers:

@@ -88,12 +88,12 @@ OP_INVARIANTS: dict[str, tuple[str, ...]] = {
 }
 
 GROUP_OBSERVES: dict[str, frozenset[str]] = {
-    "session": frozenset({"LOG", "SURF", "TRACE", "COMPACT", "HDR"}),
+    "session": frozenset({"LOG", "PAY", "SURF", "TRACE", "COMPACT", "HDR", "REL"}),
     "surface": frozenset({"SURF"}),
     "header": frozenset({"HDR"}),
     "repair": frozenset({"REPAIR"}),
-    "jsonl": frozenset({"JSONL", "REPAIR"}),
-    "read": frozenset({"JSONL", "LEGACY", "LOG", "SURF", "TRACE", "HDR", "COMPACT"}),
+    "jsonl": frozenset({"JSONL", "REPAIR", "PAY", "REL"}),
+    "read": frozenset({"JSONL", "LEGACY", "LOG", "PAY", "SURF", "TRACE", "HDR", "COMPACT", "REL"}),
     "legacy": frozenset({"LEGACY", "JSONL"}),
     "compaction": frozenset({"COMPACT"}),
 }

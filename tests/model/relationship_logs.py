@@ -26,16 +26,11 @@ from sessionlog_spec.model.relationships import (
     NOT_STARTED_CODE,
     NOT_STARTED_NAME,
     SessionIdentity,
-    relations_for,
-    relationship_finish,
-    relationship_transition,
     repair_result_id,
     title_frame,
 )
 from sessionlog_spec.model.repair import NOT_STARTED_TEXT, interrupted_turn_closers
-from sessionlog_spec.model.session import admit, pending_after
-from sessionlog_spec.model.surface import LogPrefix
-from sessionlog_spec.model.trace import TraceState
+from sessionlog_spec.model.session import fold_session
 from sessionlog_spec.model.violation import Code, Violation
 
 T0 = 1_700_000_000_000
@@ -86,27 +81,9 @@ def text(value: str) -> Raw:
 
 
 def model_verdict(artifact: Artifact) -> Violation | None:
-    """The model's verdict with the relationship rules wired last into ``admit``."""
-    events: list[Any] = []
-    nodes: list[int] = []
-    trace = TraceState()
-    pending = 0
-    relations = relations_for(artifact.identity())
-    for index, raw in enumerate(artifact.events):
-        log = LogPrefix(events, index)
-        admission = admit(nodes, log, trace, pending, raw)
-        if isinstance(admission, Violation):
-            return admission.at(f"index {index}")
-        related = relationship_transition(relations, admission.event, log=log, surface=nodes)
-        if isinstance(related, Violation):
-            return related.at(f"index {index}")
-        relations = related
-        events.append(admission.event)
-        trace = admission.trace
-        pending = pending_after(pending, admission)
-        if admission.plan is not None:
-            nodes[admission.plan.start_index : admission.plan.end_index] = [admission.plan.seq]
-    return relationship_finish(relations)
+    """The model's verdict on the whole artifact: the fold, relationship rules included."""
+    state = fold_session(artifact.events, identity=artifact.identity())
+    return state if isinstance(state, Violation) else None
 
 
 @dataclass

@@ -16,7 +16,7 @@ TESTS = CHECKOUT / "tests"
 def test_catalogue_has_at_least_forty_invariants_across_all_groups() -> None:
     groups = {inv.group for inv in INVARIANTS}
     assert len(INVARIANTS) >= 40
-    assert groups == {"LOG", "SURF", "TRACE", "HDR", "REPAIR", "COMPACT", "JSONL", "LEGACY"}
+    assert groups == {"LOG", "PAY", "SURF", "TRACE", "HDR", "REPAIR", "COMPACT", "JSONL", "LEGACY", "REL"}
 
 
 def test_every_invariant_is_carried_by_a_contract() -> None:
