@@ -2,7 +2,9 @@
 
 The fixture tests read ``fixtures/acp/`` only; the determinism test spawns real agent processes over
 ACP for a few scenarios (twice) and so takes a few seconds per scenario, most of it the agent
-importing the ACP SDK.
+importing the ACP SDK.  Every fixture log is valid by the model (payloads and relationships) and,
+when ``node`` and ``ports/dsh-format/node_modules`` are present, by the released upstream validators
+(``tools/released_oracle/oracle.mjs``).
 """
 
 from __future__ import annotations
@@ -11,18 +13,21 @@ import asyncio
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from acp import Client
+from released_oracle.check_generated import ReleasedOracle, acp_logs, judge, unavailable_reason
 
 import seqlog
 from acp_snapshots import FIXTURES_DIR
 from acp_snapshots.__main__ import main as harness_main
+from acp_snapshots.agent import ScriptedAgent
 from acp_snapshots.client import record_many
 from acp_snapshots.fixtures import EVENTS, FILES, TRANSCRIPT, fixture_files, model_requests, read_fixture, read_transcript
 from acp_snapshots.replay import replay_fixture
 from acp_snapshots.scenarios import SCENARIOS, Prompt, Reply, Restart, Scenario, ScenarioError, check_scenario
-from acp_snapshots.tools import MODES, assemble_header
+from acp_snapshots.tools import INITIAL_MODE, MODE_OF_SANDBOX, MODES, assemble_header
 from sessionlog_spec.model.load import load_session
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.model_driver import ModelDriver
@@ -61,10 +66,56 @@ def test_fixture_log_conforms(name: str) -> None:
     assert len(seqlog.read_session(FIXTURES_DIR / name).session.events) == len(loaded.state.events)
 
 
+def test_fixture_logs_are_valid_by_the_released_validators() -> None:
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"the released oracle cannot run: {reason}")
+    logs = acp_logs()
+    assert sorted(log.source for log in logs) == sorted(f"acp:{name}" for name in NAMES)
+    with ReleasedOracle() as oracle:
+        report = judge(oracle, logs, [])
+    assert report.clean, "\n".join(report.problems())
+    assert {"compaction/start", "compaction/summary", "compaction/end", "compaction/prune", "sandbox/mode"} <= set(report.events)
+
+
+def test_each_mode_records_a_released_sandbox_policy() -> None:
+    assert {mode.sandbox for mode in MODES.values()} <= {"read-only", "workspace-write", "danger-full-access"}
+    assert {MODE_OF_SANDBOX[mode.sandbox] for mode in MODES.values()} == set(MODES)
+    assert INITIAL_MODE in MODES
+
+
+class _SilentClient:
+    """Takes the notifications a session load sends, and nothing else."""
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    async def session_update(self, session_id: str, update: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("lines", "mode"), [(14, "sandbox"), (None, "default")])
+def test_a_loaded_session_resumes_in_the_mode_of_its_latest_switch(tmp_path: Path, lines: int | None, mode: str) -> None:
+    scenario = SCENARIOS["sandbox-mode-switch"]
+    kept = (FIXTURES_DIR / scenario.name / EVENTS).read_text().splitlines(keepends=True)[:lines]
+    assert json.loads(kept[-1])["type"] in ("sandbox/mode", "turn/end")
+    (tmp_path / scenario.session_id).mkdir()
+    (tmp_path / scenario.session_id / EVENTS).write_text("".join(kept))
+    agent = ScriptedAgent(scenario, tmp_path)
+    agent.on_connect(cast(Client, _SilentClient()))
+    try:
+        response = asyncio.run(agent.load_session(cwd="/workspace", session_id=scenario.session_id))
+        assert response.modes is not None and response.modes.current_mode_id == mode
+        assert agent.loops[scenario.session_id].mode == MODES[mode]
+    finally:
+        agent.close()
+
+
 def test_mode_switch_writes_a_full_change_header() -> None:
     events = events_of("sandbox-mode-switch")
-    switch = next(e for e in events if e["type"] == "sandbox/mode")
-    assert switch["data"]["mode"] == "sandbox"
+    switches = [e for e in events if e["type"] == "sandbox/mode"]
+    assert [e["data"] for e in switches] == [{"mode": MODES["sandbox"].sandbox}, {"mode": MODES["default"].sandbox}]
+    switch = switches[0]
     change = next(e for e in events if e["type"] == "request/header" and e["seq"] > switch["seq"])
     assert change["data"]["reason"] == "change"
     header = change["data"]["header"]
@@ -104,12 +155,24 @@ def test_crash_fixture_repairs_then_resumes() -> None:
 
 def test_other_scenarios_cover_their_features() -> None:
     compaction = events_of("compaction")
+    lifecycle = [e for e in compaction if e["type"].startswith("compaction/")]
     replace = next(e for e in compaction if e["type"] == "user/message" and e["surfaceOp"] != "append")
-    summary = next(e for e in compaction if e["type"] == "compaction/summary")
-    assert summary["seq"] < replace["seq"]
+    start, summary, end = lifecycle
+    assert [start["type"], summary["type"], end["type"]] == ["compaction/start", "compaction/summary", "compaction/end"]
+    assert start["seq"] < summary["seq"] < replace["seq"] < end["seq"]
+    compaction_id = start["data"]["compactionId"]
+    assert summary["data"]["compactionId"] == end["data"]["compactionId"] == compaction_id
+    assert replace["data"]["source"] == {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id}
+    owner = next(e for e in reversed(compaction[: start["seq"]]) if e["type"] == "turn/start")["data"]["turn"]
+    assert start["data"]["turn"] == end["data"]["turn"] == owner
     assert replace["sourceEventSeqs"] == summary["data"]["shadowedSeqs"]
-    rewrite = next(e for e in events_of("tool-result-rewrite") if e["type"] == "tool/result" and e["surfaceOp"] != "append")
+    assert summary["data"]["shadowedRange"] == {"start": replace["surfaceOp"]["start"], "end": replace["surfaceOp"]["end"]}
+    rewritten = events_of("tool-result-rewrite")
+    rewrite = next(e for e in rewritten if e["type"] == "tool/result" and e["surfaceOp"] != "append")
     assert rewrite["surfaceOp"]["start"] == rewrite["surfaceOp"]["end"] == rewrite["sourceEventSeqs"][0]
+    prune = rewritten[rewrite["seq"] - 1]
+    assert prune["type"] == "compaction/prune"
+    assert prune["data"]["shadowedSeqs"] == rewrite["sourceEventSeqs"]
     series = [e["data"] for e in events_of("message-series") if e["type"] == "request/header"]
     assert [(d["reason"], d.get("startsSeries", False)) for d in series] == [
         ("initial", False),

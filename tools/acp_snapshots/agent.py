@@ -49,7 +49,7 @@ from acp.schema import (
 from acp_snapshots import MODEL_REQUEST_METHOD, SESSION_LOADED_METHOD
 from acp_snapshots.requests import ModelRequest, project_surface
 from acp_snapshots.scenarios import SCENARIOS, Call, Compact, Prompt, Reply, Rewrite, Scenario, ScenarioError
-from acp_snapshots.tools import CONFIG, INITIAL_MODE, MODES, Mode, Outcome, Workspace, assemble_header
+from acp_snapshots.tools import CONFIG, INITIAL_MODE, MODE_OF_SANDBOX, MODES, Mode, Outcome, Workspace, assemble_header
 from seqlog import HeaderWriter, Replace, SessionStore, canonical_header, thaw
 from seqlog.event import Event
 
@@ -203,8 +203,20 @@ class Loop:
 
     # Surface maintenance ------------------------------------------------------------------------
 
+    def _token_count(self, seqs: list[int]) -> int:
+        """What the surface nodes ``seqs`` cost in a request, by the same rough count as usage."""
+        s = self.session
+        messages = project_surface((s.events[n].type, thaw(s.events[n].data)) for n in seqs)
+        return len(json.dumps(messages, ensure_ascii=False)) // 4
+
     def compact(self, turn: int, prompt_seq: int, compact: Compact) -> None:
-        """Replace every surface node before the prompt with one summary user message."""
+        """Replace every surface node before the prompt with one summary user message.
+
+        The released compaction lifecycle, inside the turn that owns it and under one
+        ``compactionId``: ``compaction/start``; ``compaction/summary`` pricing the shadowed span (the
+        current surface nodes of ``shadowedRange``, in surface order); the checkpoint (a replacing
+        ``user/message`` from the ``compact`` plugin, citing the shadowed nodes); ``compaction/end``.
+        """
         s = self.session
         nodes = list(s.surface.nodes)
         balanced = s.cut_balances()
@@ -213,7 +225,7 @@ class Loop:
             raise ScenarioError(f"turn {turn}: nothing before the prompt can be compacted")
         shadowed = nodes[:end_index]
         compaction_id = f"compaction-{turn}"
-        s.append("compaction/start", {"compactionId": compaction_id, "reason": "scripted"})
+        s.append("compaction/start", {"compactionId": compaction_id, "turn": turn})
         s.append(
             "compaction/summary",
             {
@@ -221,6 +233,7 @@ class Loop:
                 "summary": [_text(compact.summary)],
                 "shadowedRange": {"start": shadowed[0], "end": shadowed[-1]},
                 "shadowedSeqs": shadowed,
+                "shadowedTokenCount": self._token_count(shadowed),
                 "provider": CONFIG["provider"],
                 "model": CONFIG["model"],
             },
@@ -230,16 +243,20 @@ class Loop:
             {
                 "id": f"summary-{turn}",
                 "role": "user",
-                "source": {"kind": "compaction", "compactionId": compaction_id},
+                "source": {"kind": "plugin", "plugin": "compact", "compactionId": compaction_id},
                 "content": [_text(compact.summary)],
             },
             surface_op=Replace(shadowed[0], shadowed[-1]),
             source_event_seqs=shadowed,
         )
-        s.append("compaction/end", {"compactionId": compaction_id, "shadowedCount": len(shadowed)})
+        s.append("compaction/end", {"compactionId": compaction_id, "turn": turn})
 
     def rewrite(self, rewrite: Rewrite) -> None:
-        """Rewrite the content of the tool result answering ``rewrite.call_id`` (content only)."""
+        """Rewrite the content of the tool result answering ``rewrite.call_id`` (content only).
+
+        A ``compaction/prune`` prices the one node it shadows, then the rewritten ``tool/result``
+        replaces that node, citing it.
+        """
         s = self.session
         target: Event | None = None
         for seq in s.surface.nodes:
@@ -250,13 +267,21 @@ class Loop:
             raise ScenarioError(f"no tool result for {rewrite.call_id!r} on the surface")
         data = thaw(target.data)
         data["message"]["content"][0]["content"] = [_text(rewrite.text)]
-        s.append("compaction/prune", {"callIds": [rewrite.call_id], "reason": "scripted"})
+        s.append(
+            "compaction/prune",
+            {
+                "shadowedRange": {"start": target.seq, "end": target.seq},
+                "shadowedSeqs": [target.seq],
+                "shadowedTokenCount": self._token_count([target.seq]),
+            },
+        )
         s.append("tool/result", data, surface_op=Replace(target.seq, target.seq), source_event_seqs=[target.seq])
 
     def set_mode(self, mode: Mode) -> None:
+        """Switch the ACP session mode; the log records the sandbox policy it switches to."""
         if mode.id == self.mode.id:
             return
-        self.session.append("sandbox/mode", {"mode": mode.id, "previousMode": self.mode.id})
+        self.session.append("sandbox/mode", {"mode": mode.sandbox})
         self.store.checkpoint()
         self.mode = mode
 
@@ -339,7 +364,7 @@ class ScriptedAgent:
         mode = INITIAL_MODE
         for event in events:
             if event.type == "sandbox/mode":
-                mode = str(thaw(event.data)["mode"])
+                mode = MODE_OF_SANDBOX[str(thaw(event.data)["mode"])]
         loop = Loop(self, session_id, store, MODES[mode])
         self.loops[session_id] = loop
         loaded = store.loaded

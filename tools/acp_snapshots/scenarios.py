@@ -233,8 +233,9 @@ TOOLS = Scenario(
 COMPACTION = Scenario(
     name="compaction",
     description=(
-        "Two turns of tool work, then a compaction at the start of turn 3: a compaction/summary and a "
-        "user/message replacing every earlier surface node (a legal range), citing the shadowed seqs."
+        "Two turns of tool work, then a compaction at the start of turn 3, owned by that turn: compaction/start, "
+        "a compaction/summary pricing the shadowed span, the checkpoint user/message (from the compact plugin) "
+        "replacing every earlier surface node (a legal range) and citing the shadowed seqs, compaction/end."
     ),
     actions=(
         Prompt(
@@ -280,7 +281,8 @@ REWRITE = Scenario(
     name="tool-result-rewrite",
     description=(
         "A long build log as a tool result, then in the next turn a content-only rewrite of that one "
-        "tool/result (replace over a single node, citing it) before the next request."
+        "tool/result before the next request: a compaction/prune pricing the node, then the replace over "
+        "that single node, citing it."
     ),
     actions=(
         Prompt(
@@ -379,7 +381,8 @@ SERIES = Scenario(
 SANDBOX = Scenario(
     name="sandbox-mode-switch",
     description=(
-        "An ACP session-mode switch to sandbox mid-session changes the tool set and the system prompt: "
+        "An ACP session-mode switch to sandbox mid-session (logged as sandbox/mode read-only) changes the "
+        "tool set and the system prompt: "
         "the next request writes a full pinned request/header (reason change) with the whole new system "
         "prompt and tools; a later turn in the same mode inherits it; switching back writes change again."
     ),

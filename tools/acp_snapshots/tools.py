@@ -2,7 +2,8 @@
 
 Each ACP session mode has a complete system prompt and a tool set of its own.  Switching mode
 changes both, so the next request header differs from the latest snapshot and the header writer
-records a new full snapshot (reason ``change``), never a delta.
+records a new full snapshot (reason ``change``), never a delta.  Each mode also stands for one of
+the released sandbox policies, which is what the log records of a switch (``sandbox/mode``).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class Mode:
     description: str
     system: str
     tools: tuple[str, ...]
+    sandbox: str
+    """The released sandbox policy of the mode: the ``mode`` a ``sandbox/mode`` event records."""
 
 
 DEFAULT_SYSTEM = """You are a careful coding agent working in the user's workspace.
@@ -104,6 +107,7 @@ MODES: dict[str, Mode] = {
         "Full access to the workspace: read, write and run commands.",
         DEFAULT_SYSTEM,
         ("list_files", "read_file", "write_file", "run_shell"),
+        "workspace-write",
     ),
     "sandbox": Mode(
         "sandbox",
@@ -111,9 +115,14 @@ MODES: dict[str, Mode] = {
         "Read-only workspace; commands run in an isolated sandbox.",
         SANDBOX_SYSTEM,
         ("list_files", "read_file", "sandbox_exec"),
+        "read-only",
     ),
 }
 INITIAL_MODE = "default"
+MODE_OF_SANDBOX: dict[str, str] = {mode.sandbox: mode.id for mode in MODES.values()}
+"""The ACP mode id of each sandbox policy a ``sandbox/mode`` event can record: a loaded session
+resumes in the mode of its latest switch."""
+assert len(MODE_OF_SANDBOX) == len(MODES), "each mode has a sandbox policy of its own"
 
 
 def assemble_header(mode: Mode) -> dict[str, Any]:
