@@ -190,7 +190,7 @@ def _closer_example() -> tuple[Event, ...]:
     """The closers of a turn a crash left open in step 1, with one started and one unstarted call."""
 
     def event(type_: str, seq: int, data: object) -> Event:
-        return Event(type_, seq, 1_700_000_000_000, freeze(data))  # type: ignore[arg-type]
+        return Event(type_, seq, 1_700_000_000_000, freeze(data))
 
     calls = [{"type": "tool-call", "id": call, "name": "read_file", "arguments": "{}"} for call in ("call-a", "call-b")]
     message = {"id": "m-1", "role": "assistant", "source": {"kind": "model"}, "content": calls}

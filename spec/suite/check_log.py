@@ -39,7 +39,7 @@ from types import MappingProxyType
 from typing import BinaryIO, Final, TextIO
 
 from sessionlog_spec.model.event import Event, decode_event
-from sessionlog_spec.model.json_value import as_int, freeze, is_safe_natural
+from sessionlog_spec.model.json_value import JsonValue, as_int, freeze, is_safe_natural
 from sessionlog_spec.model.jsonl import (
     FORMAT_VERSION,
     LEGACY_VERSION,
@@ -107,7 +107,7 @@ class LogCheck:
 # -- the streaming fold ------------------------------------------------------------------------------
 
 
-_NO_DATA: Final = MappingProxyType({})
+_NO_DATA: Final[JsonValue] = MappingProxyType({})
 
 
 class _SurfaceLog(Sequence[Event]):

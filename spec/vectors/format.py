@@ -25,6 +25,7 @@ LARGE = "large"
 
 GROUP_FILES: dict[str, str] = {
     "LOG": "log",
+    "PAY": "payloads",
     "SURF": "surface",
     "TRACE": "trace",
     "HDR": "header",
@@ -32,6 +33,7 @@ GROUP_FILES: dict[str, str] = {
     "COMPACT": "compaction",
     "JSONL": "jsonl",
     "LEGACY": "legacy",
+    "REL": "relationships",
 }
 """Invariant group key → file stem: the generated files, one per invariant group."""
 

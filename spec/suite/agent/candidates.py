@@ -64,11 +64,23 @@ from sessionlog_spec.contracts.log import append_event, seed_session
 from sessionlog_spec.model.compaction import running_counts
 from sessionlog_spec.model.event import SURFACE_TYPES, Event
 from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, freeze, thaw
-from sessionlog_spec.model.jsonl import encode_jsonl
-from sessionlog_spec.model.legacy import StoredLog
+from sessionlog_spec.model.jsonl import LEGACY_VERSION, encode_jsonl
+from sessionlog_spec.model.legacy import DELIVERY_MARKER, V0_INVENTORY, StoredLog
+from sessionlog_spec.model.legacy import upgrade_v0 as model_upgrade_v0
+from sessionlog_spec.model.load import load_session as model_load_session
 from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
+from sessionlog_spec.model.payloads import CURRENT_GENERATION, EVENT_PAYLOADS, payload_shape
+from sessionlog_spec.model.relationships import TITLE_FRAME_PREFIX, TITLE_PLUGIN, human_text, title_frame
+from sessionlog_spec.model.session import TYPE_CODES
+from sessionlog_spec.model.session import append_event as model_append_event
+from sessionlog_spec.model.session import seed_session as model_seed_session
+from sessionlog_spec.model.shapes import Context as ShapeContext
+from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent.actions import note_event, open_calls
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
+from sessionlog_spec.suite.agent.legacy_forms import FORMS, v0_events
+from sessionlog_spec.suite.agent.payload_faults import payload_fault
 
 Context = Literal["append", "seed", "load", "upgrade", "cuts"]
 CONTEXTS: tuple[Context, ...] = ("append", "seed", "load", "upgrade", "cuts")
@@ -911,16 +923,17 @@ def turn_end_twice(builder: SessionBuilder, rng: random.Random) -> object:
 
 @candidate(Code.TURN_END_REASON_INVALID, "append")
 def turn_end_legacy_reason(builder: SessionBuilder, rng: random.Random) -> object:
-    """A ``turn/end`` with a v0 reason (aborted without cause, disposed, error with failure) or an unknown kind."""
+    """A ``turn/end`` with a v0 reason (aborted without cause, error with failure), an empty kind, or a
+    released kind with a member it does not have (a v0 ``disposed`` is an owner-opaque kind in v1)."""
     b = _scratch(builder)
     if _open_turn(b) is None or _open_step(b) is not None:
         return None
     reason = rng.choice(
         (
             {"kind": "aborted"},
-            {"kind": "disposed"},
+            {"kind": "completed", "step": 1},
             {"kind": "error", "step": 1, "failure": {"message": "overloaded", "code": "E_OVERLOADED"}},
-            {"kind": "cancelled"},
+            {"kind": ""},
         )
     )
     return b.turn_end(reason, commit=False)
@@ -1350,6 +1363,1421 @@ def v0_ignorable_unknown(builder: SessionBuilder, rng: random.Random) -> object:
 def v0_newer_version(builder: SessionBuilder, rng: random.Random) -> object:
     """A log of a later format version handed to the v0 edge."""
     return _v0_log(builder, rng, _benign(_scratch(builder), rng), version=rng.choice((2, 3)))
+
+
+# -- scenes: the valid events a rule needs before its fault can be shown ---------------------------
+#
+# The builders below cover the payload table (INV-PAY), the relationships between events (INV-REL)
+# and the v0 source (INV-LEGACY-9).  The relationship rules run last in the model's check order, so
+# each of those candidates is otherwise valid where it stands.  Where a rule bites only in a state
+# the builder may not be in (an open compaction, a scheduled retry, a started programmatic call), a
+# ``seed`` or ``load`` candidate writes the valid events that lead there on a scratch builder, then
+# the fault.
+
+
+def _put(b: SessionBuilder, raw: RawEvent) -> bool:
+    """Commit ``raw`` on the scratch builder ``b`` when the model accepts it there."""
+    if isinstance(model_append_event(b.state, raw), Violation):
+        return False
+    b.commit(raw)
+    return True
+
+
+def _compaction_open(b: SessionBuilder) -> bool:
+    return b.state.relations.compaction is not None
+
+
+def _enter_step(b: SessionBuilder) -> bool:
+    """Open a step on the scratch builder ``b`` (a turn with a user message first, when none is open)
+    with a request header in force; ``False`` when that would cross an open compaction."""
+    trace = b.state.trace
+    if trace.open_step is None:
+        if trace.open_turn is None:
+            if _compaction_open(b) or not _put(b, b.turn_start(commit=False)):
+                return False
+            if not _put(b, b.user_message("Please fix the failing test in parser.py.", commit=False)):
+                return False
+        if not _put(b, b.step_start(commit=False)):
+            return False
+    if b.request_provider() is None:
+        return _put(b, b.request_header(basic_header(), "initial" if b.state.header is None else "resume", commit=False))
+    return True
+
+
+def _leave_turn(b: SessionBuilder) -> bool:
+    """Close the open turn on the scratch builder ``b`` (answering what its step asked for);
+    ``False`` when that would cross an open compaction."""
+    return b.state.trace.open_turn is None or (not _compaction_open(b) and _close_turn(b))
+
+
+def _close_turn(b: SessionBuilder) -> bool:
+    """End the open turn on the scratch builder ``b``: answer what its open step asked for (a result
+    for each started call, the repair record for each call never started), end the step, end the turn."""
+    trace = b.state.trace
+    if trace.open_step is not None:
+        unstarted, started = open_calls(b)
+        for call in unstarted:
+            if not _put(b, b.not_started_result(call, commit=False)):
+                return False
+        for call in started:
+            if not _put(b, b.tool_result(call, commit=False)):
+                return False
+        if not _put(b, b.step_end(commit=False)):
+            return False
+    return _put(b, b.turn_end(commit=False))
+
+
+def _advertised(b: SessionBuilder, started: bool | None = None) -> list[str]:
+    """The calls advertised in the open step and not yet answered (only the started ones, or only the
+    unstarted ones, when ``started`` says so), as the relationship rules track them."""
+    out = []
+    for lifecycle in b.state.relations.tools:
+        call = lifecycle.call
+        if not (isinstance(call, tuple) and len(call) == 2 and call[0] == "string"):
+            continue
+        if isinstance(call[1], str) and (started is None or lifecycle.started == started):
+            out.append(call[1])
+    return out
+
+
+def _asked_call(b: SessionBuilder) -> str | None:
+    """On the scratch builder ``b``: open a step and commit an assistant message asking for one new
+    call; its id, or ``None`` when the state does not allow it."""
+    if not _enter_step(b):
+        return None
+    call = f"call-{b.next_seq}"
+    return call if _put(b, b.assistant_message("Let me read the parser.", [call], commit=False)) else None
+
+
+def _seed_with(b: SessionBuilder, *faults: RawEvent) -> list[RawEvent]:
+    """The scratch builder's log followed by ``faults``: a seed candidate."""
+    return [*b.events, *faults]
+
+
+def _stored_with(b: SessionBuilder, *faults: RawEvent, header: dict[str, Any] | None = None) -> str:
+    """The scratch builder's log as a stored v1 log, followed by ``faults``: a load candidate."""
+    return _text([*_jsonl_lines(b, header), *(json.dumps(f) for f in faults)])
+
+
+def _as_stored(seed: object) -> str | None:
+    """A seed candidate (an event list ending with its fault) as a stored v1 log: the same scene and
+    fault on the load path (``None`` stays ``None``)."""
+    if not isinstance(seed, list):
+        return None
+    return _text([json.dumps(STORED_HEADER), *(json.dumps(event) for event in seed)])
+
+
+def _model_answer(builder: SessionBuilder, context: Context, value: Any) -> object:
+    """The model's answer to ``value`` in ``context`` (what :func:`submit` answers, without the contracts)."""
+    if context == "append":
+        return model_append_event(builder.state, value)
+    if context == "seed":
+        return model_seed_session(value)
+    if context == "load":
+        return model_load_session(value)
+    if context == "upgrade":
+        header, events = freeze(value["header"]), tuple(freeze(e) for e in value["events"])
+        assert isinstance(header, Mapping)
+        return model_upgrade_v0(StoredLog(header, events))  # type: ignore[arg-type]
+    return balanced_around(builder.state.surface.nodes, builder.state.events, value)
+
+
+def _refused(builder: SessionBuilder, context: Context, code: Code, value: Any) -> Any:
+    """``value`` when the model refuses it with ``code`` in ``context``, else ``None``."""
+    answer = _model_answer(builder, context, value)
+    return value if isinstance(answer, Violation) and answer.code is code else None
+
+
+# -- tool lifecycles (INV-REL-1..5) ----------------------------------------------------------------
+
+
+def _misrecorded(call: RawEvent, rng: random.Random) -> RawEvent:
+    """A ``tool/call`` that names its call but not as the model asked for it: another tool, or the
+    arguments re-serialised (or dropped) by the harness."""
+    data = call["data"]
+    name, arguments = data["name"], data["arguments"]
+    variants: list[tuple[str, str]] = [(other, arguments) for other in ("write_file", "bash", "read_file") if other != name]
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        parsed = None
+    if parsed is not None:
+        for text in (json.dumps(parsed, separators=(",", ":")), json.dumps(parsed, indent=2), "{}"):
+            if text != arguments:
+                variants.append((name, text))
+    data["name"], data["arguments"] = rng.choice(variants)
+    return call
+
+
+@candidate(Code.TOOL_CALL_NOT_ADVERTISED, "append")
+def tool_call_not_as_advertised(builder: SessionBuilder, rng: random.Random) -> object:
+    """The ``tool/call`` of a call the open step asked for, naming another tool or carrying the
+    arguments re-serialised: the log would record running something the model did not ask for."""
+    b = _scratch(builder)
+    unstarted = _advertised(b, started=False)
+    if _open_step(b) is None or not unstarted:
+        return None
+    return _misrecorded(b.tool_call(rng.choice(unstarted), commit=False), rng)
+
+
+@candidate(Code.TOOL_CALL_NOT_ADVERTISED, "append")
+def tool_call_recorded_again(builder: SessionBuilder, rng: random.Random) -> object:
+    """A second ``tool/call`` for a call that already started (a retried write), or for one this step
+    already answered."""
+    b = _scratch(builder)
+    if _open_step(b) is None:
+        return None
+    calls = sorted(set(_advertised(b, started=True)) | set(_answered_in_step(b)))
+    return b.tool_call(rng.choice(calls), commit=False) if calls else None
+
+
+@candidate(Code.TOOL_CALL_NOT_ADVERTISED, "seed")
+def seed_tool_call_not_as_advertised(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose last step asks for a call and records starting it under another name or arguments."""
+    b = _scratch(builder)
+    call = _asked_call(b)
+    return None if call is None else _seed_with(b, _misrecorded(b.tool_call(call, commit=False), rng))
+
+
+@candidate(Code.TOOL_CALL_ID_REPEATED, "append")
+def assistant_repeats_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """An assistant message (the answer to a re-sent request) asking again for a call id still pending
+    in the step, alone or beside a new call."""
+    b = _scratch(builder)
+    pending = _advertised(b)
+    if _open_step(b) is None or not pending:
+        return None
+    repeated = rng.choice(pending)
+    calls = rng.choice(((repeated,), (f"call-{b.next_seq}", repeated)))
+    return b.assistant_message("Reading the file again.", calls, commit=False)
+
+
+@candidate(Code.TOOL_CALL_ID_REPEATED, "seed")
+def seed_assistant_repeats_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose last step asks for a call (maybe starts it) and then asks for the same id again."""
+    b = _scratch(builder)
+    call = _asked_call(b)
+    if call is None or (rng.random() < 0.5 and not _put(b, b.tool_call(call, commit=False))):
+        return None
+    return _seed_with(b, b.assistant_message("Reading the file again.", [call], commit=False))
+
+
+def _unadvertised_repair(b: SessionBuilder, rng: random.Random) -> RawEvent | None:
+    """A crash-repair result in the open step for a call it does not leave pending: one it answered,
+    one an earlier step asked for, or one nobody asked for (``None`` without a pending call, where
+    the tool-pairing balance refuses first)."""
+    if _open_step(b) is None or b.state.pending_calls == 0:
+        return None
+    pending = set(_advertised(b))
+    earlier = [c for e in b.state.events for c in tool_call_ids(e) if c not in pending]
+    return b.not_started_result(rng.choice([*earlier[-3:], "call-never-asked"]), commit=False)
+
+
+@candidate(Code.TOOL_RESULT_UNADVERTISED, "append")
+def repair_result_for_unadvertised_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """The "never started" repair result written for a call the open step does not leave pending."""
+    return _unadvertised_repair(_scratch(builder), rng)
+
+
+@candidate(Code.TOOL_RESULT_UNADVERTISED, "seed")
+def seed_repair_result_for_unadvertised_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose last step asks for a call, then holds a repair result for another call."""
+    b = _scratch(builder)
+    if _asked_call(b) is None:
+        return None
+    fault = _unadvertised_repair(b, rng)
+    return None if fault is None else _seed_with(b, fault)
+
+
+def _inexact_repair(b: SessionBuilder, call: str, rng: random.Random) -> RawEvent:
+    """A result for ``call`` (asked for, never started) that looks like crash repair's but is not it."""
+    event = b.not_started_result(call, commit=False)
+    data = event["data"]
+    block = data["message"]["content"][0]
+    how = rng.choice(("id", "text", "is-error", "error-name", "sources"))
+    if how == "id":
+        data["message"]["id"] = f"interrupted-tool-result-{call}"
+    elif how == "text":
+        block["content"] = [text_block("Tool execution was interrupted.")]
+    elif how == "is-error":
+        block["isError"] = False
+    elif how == "error-name":
+        data["error"]["name"] = "ToolInterruptedError"
+    else:
+        asked = [e.seq for e in b.state.events if call in tool_call_ids(e)]
+        event["sourceEventSeqs"] = asked[-1:] or [b.next_seq - 1]
+    return event
+
+
+@candidate(Code.TOOL_RESULT_NOT_EXACT_REPAIR, "append")
+def inexact_repair_result(builder: SessionBuilder, rng: random.Random) -> object:
+    """A result for a call asked for but never started that is not the exact repair record (another
+    message id, text, flag or error name, or citing the request)."""
+    b = _scratch(builder)
+    unstarted = _advertised(b, started=False)
+    if _open_step(b) is None or not unstarted:
+        return None
+    return _inexact_repair(b, rng.choice(unstarted), rng)
+
+
+@candidate(Code.TOOL_RESULT_NOT_EXACT_REPAIR, "seed")
+def seed_inexact_repair_result(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose last step asks for a call and answers it, unstarted, with an inexact repair record."""
+    b = _scratch(builder)
+    call = _asked_call(b)
+    return None if call is None else _seed_with(b, _inexact_repair(b, call, rng))
+
+
+@candidate(Code.TOOL_CALL_UNRESOLVED, "append")
+def step_end_with_call_unanswered(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``step/end`` while a call the step asked for is unanswered (the harness moved on after a tool hung)."""
+    b = _scratch(builder)
+    return b.step_end(commit=False) if _open_step(b) is not None and _advertised(b) else None
+
+
+@candidate(Code.TOOL_CALL_UNRESOLVED, "seed")
+def seed_step_end_with_call_unanswered(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose last step asks for a call (maybe starts it) and ends without its result."""
+    b = _scratch(builder)
+    call = _asked_call(b)
+    if call is None or (rng.random() < 0.5 and not _put(b, b.tool_call(call, commit=False))):
+        return None
+    return _seed_with(b, b.step_end(commit=False))
+
+
+# -- compactions (INV-REL-6..12) -------------------------------------------------------------------
+
+
+def _compaction_opened(b: SessionBuilder, rng: random.Random, command: bool = False) -> bool:
+    """On the scratch builder ``b``: open a compaction (started by a ``/compact`` command when
+    ``command``) unless one is open; ``False`` when one is open with a turn boundary held against it."""
+    open_ = b.state.relations.compaction
+    if open_ is not None:
+        return open_.crossed_at is None
+    command_id = None
+    if command:
+        command_id = f"cmd-{b.next_seq}"
+        if not _put(b, b.event("command/run", {"commandId": command_id, "name": "compact", "source": {"kind": "user"}}, False)):
+            return False
+    return _put(b, b.compaction_start(command_id, commit=False))
+
+
+def _summarisable(b: SessionBuilder) -> bool:
+    """Give the scratch builder ``b`` a surface a summary can cover (a user message when it has none)."""
+    return bool(b.legal_ranges()) or (_put(b, b.user_message("Keep going.", commit=False)) and bool(b.legal_ranges()))
+
+
+@candidate(Code.COMPACTION_OVERLAP, "seed")
+def seed_second_compaction_start(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a second compaction starts (a repeated ``/compact``) while the first still runs."""
+    b = _scratch(builder)
+    if not _compaction_opened(b, rng, command=rng.random() < 0.5):
+        return None
+    return _seed_with(b, b.compaction_start(commit=False))
+
+
+@candidate(Code.COMPACTION_OVERLAP, "load")
+def jsonl_second_compaction_start(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log in which a second compaction starts while the first still runs."""
+    b = _scratch(builder)
+    return _stored_with(b, b.compaction_start(commit=False)) if _compaction_opened(b, rng) else None
+
+
+@candidate(Code.COMPACTION_TURN_MISMATCH, "append")
+def compaction_start_wrong_owner(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``compaction/start`` owned by the wrong turn: ``null`` (or the next turn) inside a turn, the
+    turn that just ended (or the next one) between turns."""
+    b = _scratch(builder)
+    if _compaction_open(b):
+        return None
+    trace = b.state.trace
+    owners: list[int | None]
+    if trace.open_turn is not None:
+        owners = [None, trace.open_turn + 1, *([trace.open_turn - 1] if trace.open_turn > 1 else [])]
+    else:
+        owners = [trace.last_turn + 1, *([trace.last_turn] if trace.last_turn >= 1 else [])]
+    return b.event("compaction/start", {"compactionId": f"compaction-{b.next_seq}", "turn": rng.choice(owners)}, False)
+
+
+@candidate(Code.COMPACTION_TURN_MISMATCH, "seed")
+def seed_compaction_end_other_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a compaction ends naming another turn than the one that owns it."""
+    b = _scratch(builder)
+    if b.state.relations.compaction is not None or not _compaction_opened(b, rng):
+        return None
+    end = b.compaction_end("The summary request failed." if rng.random() < 0.5 else None, commit=False)
+    owner, trace = end["data"]["turn"], b.state.trace
+    end["data"]["turn"] = trace.last_turn + 1 if owner is None else rng.choice((None, owner + 1))
+    return _seed_with(b, end)
+
+
+@candidate(Code.COMPACTION_NOT_OWNED, "append")
+def compaction_end_without_start(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``compaction/end`` when no compaction is open: written twice, or for a compaction never started."""
+    b = _scratch(builder)
+    if _compaction_open(b):
+        return None
+    started = [str(_data(e)["compactionId"]) for e in b.state.events if e.type == "compaction/start"]
+    compaction = rng.choice([*started[-1:], f"compaction-{max(b.next_seq - 3, 0)}"])
+    return b.event("compaction/end", {"compactionId": compaction, "turn": b.state.trace.open_turn}, False)
+
+
+@candidate(Code.COMPACTION_NOT_OWNED, "append")
+def checkpoint_without_compaction(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction checkpoint (a replacement from the ``compact`` plugin) over a legal range while no
+    compaction is open."""
+    b = _scratch(builder)
+    picked = _legal_range(b, rng)
+    if picked is None or _compaction_open(b):
+        return None
+    event = b.compaction(*picked, commit=False)
+    event["data"]["source"] = {"kind": "plugin", "plugin": "compact", "compactionId": f"compaction-{b.next_seq}"}
+    return event
+
+
+@candidate(Code.COMPACTION_NOT_OWNED, "seed")
+def seed_summary_of_another_compaction(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which the open compaction gets a summary naming another compaction, or not naming the
+    command that started it."""
+    b = _scratch(builder)
+    command = rng.random() < 0.5
+    if _compaction_open(b) or not _summarisable(b) or not _compaction_opened(b, rng, command):
+        return None
+    summary = b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)
+    data = summary["data"]
+    if command and rng.random() < 0.5:
+        del data["sourceCommandId"]
+    elif not command and rng.random() < 0.5:
+        data["sourceCommandId"] = f"cmd-{b.next_seq}"
+    else:
+        data["compactionId"] = f"compaction-{b.next_seq}"
+    return _seed_with(b, summary)
+
+
+@candidate(Code.COMPACTION_SUMMARY_REPEATED, "seed")
+def seed_second_summary(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which the open compaction is summarised twice (a retried summary request logged again)."""
+    b = _scratch(builder)
+    if _compaction_open(b) or not _summarisable(b) or not _compaction_opened(b, rng):
+        return None
+    if not _put(b, b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)):
+        return None
+    return _seed_with(b, b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False))
+
+
+@candidate(Code.COMPACTION_SUMMARY_REPEATED, "load")
+def jsonl_second_summary(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log in which the open compaction is summarised twice."""
+    return _as_stored(seed_second_summary(builder, rng))
+
+
+@candidate(Code.COMPACTION_SUMMARY_MISSING, "seed")
+def seed_compaction_end_without_summary(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a compaction ends as a success without having been summarised."""
+    b = _scratch(builder)
+    open_ = b.open_compaction()
+    if (open_ is not None and open_.summarized) or not _compaction_opened(b, rng, command=rng.random() < 0.5):
+        return None
+    return _seed_with(b, b.compaction_end(commit=False))
+
+
+@candidate(Code.COMPACTION_SUMMARY_MISSING, "load")
+def jsonl_compaction_end_without_summary(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log in which a compaction ends as a success without having been summarised."""
+    b = _scratch(builder)
+    if _compaction_open(b) or not _compaction_opened(b, rng):
+        return None
+    return _stored_with(b, b.compaction_end(commit=False))
+
+
+def _crossed(b: SessionBuilder, rng: random.Random) -> bool:
+    """On the scratch builder ``b``: open a compaction and cross it with a turn boundary (between
+    turns: a ``turn/start``; in a turn: the turn's end)."""
+    if _compaction_open(b) or not _compaction_opened(b, rng):
+        return False
+    if b.state.trace.open_turn is None:
+        return _put(b, b.turn_start(commit=False))
+    return _close_turn(b)
+
+
+@candidate(Code.COMPACTION_CROSSES_TURN, "seed")
+def seed_compaction_across_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a compaction runs across a turn boundary and then ends."""
+    b = _scratch(builder)
+    if not _crossed(b, rng):
+        return None
+    return _seed_with(b, b.compaction_end(rng.choice((None, "Cancelled when the turn changed.")), commit=False))
+
+
+@candidate(Code.COMPACTION_CROSSES_TURN, "load")
+def jsonl_compaction_across_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log that ends with a compaction still open across a turn boundary (no end-seed retired it)."""
+    b = _scratch(builder)
+    return _stored_with(b) if _crossed(b, rng) else None
+
+
+def _span(b: SessionBuilder, rng: random.Random) -> list[int] | None:
+    """Seqs that are no exact span of the current surface: a span with a node left out, a node a
+    replacement already shadowed, or a log-only event counted in."""
+    nodes = list(b.state.surface.nodes)
+    spans: list[list[int]] = []
+    if len(nodes) >= 3:
+        i = rng.randrange(len(nodes) - 2)
+        spans.append([nodes[i], nodes[rng.randrange(i + 2, len(nodes))]])
+    shadowed = _shadowed_seqs(b)
+    if shadowed:
+        spans.append([rng.choice(shadowed)])
+    log_only = [(i, s) for i in range(len(nodes) - 1) for s in range(nodes[i] + 1, nodes[i + 1]) if s not in nodes]
+    if log_only:
+        i, s = rng.choice(log_only)
+        spans.append([nodes[i], s, nodes[i + 1]])
+    return rng.choice(spans) if spans else None
+
+
+def _span_members(seqs: list[int]) -> dict[str, Any]:
+    return {"shadowedRange": {"start": seqs[0], "end": seqs[-1]}, "shadowedSeqs": seqs, "shadowedTokenCount": 40 * len(seqs)}
+
+
+@candidate(Code.COMPACTION_SPAN_NOT_ON_SURFACE, "append")
+def prune_span_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``compaction/prune`` planned on a stale or miscounted view: its seqs leave out a node, name one
+    already shadowed, or count a log-only event in."""
+    b = _scratch(builder)
+    seqs = _span(b, rng)
+    return None if seqs is None else b.event("compaction/prune", _span_members(seqs), False)
+
+
+@candidate(Code.COMPACTION_SPAN_NOT_ON_SURFACE, "seed")
+def seed_summary_span_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which the open compaction's summary prices seqs that are no exact span of the surface."""
+    b = _scratch(builder)
+    if _compaction_open(b) or not _compaction_opened(b, rng):
+        return None
+    seqs = _span(b, rng)
+    nodes = b.state.surface.nodes
+    if seqs is None or not nodes:
+        return None
+    summary = b.compaction_summary(nodes[0], nodes[0], commit=False)
+    summary["data"].update(_span_members(seqs))
+    return _seed_with(b, summary)
+
+
+# -- retries (INV-REL-13..18) ----------------------------------------------------------------------
+
+
+def _retry_data(
+    turn: int, step: int, provider: str, *, attempt: int = 1, retry_id: str = "retry-1", policy: str = "transient"
+) -> RawEvent:
+    """An ``llm/retry`` payload: the ``attempt`` of the ``policy`` chain ``retry_id`` after an overloaded provider."""
+    mode = "normal" if attempt <= 5 else "always"
+    data: RawEvent = {"retryId": retry_id, "turn": turn, "step": step, "provider": provider, "mode": mode, "policyKey": policy}
+    data["retry"] = attempt
+    if mode == "normal":
+        data["maxRetries"] = 5
+    data.update(
+        delayMs=min(500 * 2 ** (attempt - 1), 60_000),
+        failure={"message": "The server is overloaded.", "code": "PROVIDER_OVERLOADED", "status": 503},
+    )
+    return data
+
+
+def _retry_step(b: SessionBuilder) -> int:
+    """The step a retry names now: the open one, else the one that ended last in the open turn."""
+    trace = b.state.trace
+    return trace.open_step if trace.open_step is not None else b.state.relations.ended_steps
+
+
+@candidate(Code.RETRY_OUTSIDE_STEP, "append")
+def retry_outside_step(builder: SessionBuilder, rng: random.Random) -> object:
+    """An ``llm/retry`` logged after its turn ended, or naming a step (or turn) that is not the current one."""
+    b = _scratch(builder)
+    trace = b.state.trace
+    provider = b.request_provider() or PROVIDER["provider"]
+    if trace.open_turn is None:
+        turn, step = max(trace.last_turn, 1), max(trace.last_step, 1)
+    elif rng.random() < 0.5:
+        turn, step = trace.open_turn, _retry_step(b) + 1
+    else:
+        turn, step = trace.open_turn + 1, 1
+    return b.event("llm/retry", _retry_data(turn, step, provider, retry_id=f"retry-{b.next_seq}"), False)
+
+
+@candidate(Code.RETRY_PROVIDER_MISMATCH, "append")
+def retry_other_provider(builder: SessionBuilder, rng: random.Random) -> object:
+    """An ``llm/retry`` of the current step naming a provider the latest request header does not use
+    (the harness fell back to another provider without logging its header)."""
+    b = _scratch(builder)
+    turn = _open_turn(b)
+    if turn is None:
+        return None
+    current = b.request_provider()
+    provider = rng.choice([p for p in ("openai", "deepseek", "anthropic") if p != current])
+    return b.event("llm/retry", _retry_data(turn, _retry_step(b), provider, retry_id=f"retry-{b.next_seq}"), False)
+
+
+def _chain_head(b: SessionBuilder, turn: int, step: int, provider: str, policy: str) -> tuple[str, int] | None:
+    """The retry id and latest attempt of a policy chain, when the log has one."""
+    for event in reversed(b.state.events):
+        if event.type == "llm/retry":
+            data = _data(event)
+            chain = (data.get("turn"), data.get("step"), data.get("provider"), data.get("policyKey"))
+            if chain == (turn, step, provider, policy):
+                return str(data["retryId"]), int(data["retry"])
+    return None
+
+
+@candidate(Code.RETRY_PROVIDER_MISMATCH, "seed")
+def seed_retry_names_previous_provider(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose step switches provider with a new request header, then retries naming the provider
+    of the header before it."""
+    b = _scratch(builder)
+    if not _enter_step(b):
+        return None
+    before = b.request_provider()
+    after = "openai" if before != "openai" else "deepseek"
+    header = {**basic_header(), "config": {"provider": after, "model": "gpt-5" if after == "openai" else "deepseek-chat"}}
+    if before is None or not _put(b, b.request_header(header, "change", commit=False)):
+        return None
+    turn = b.state.trace.open_turn
+    assert turn is not None
+    return _seed_with(b, b.event("llm/retry", _retry_data(turn, _retry_step(b), before, retry_id=f"retry-{b.next_seq}"), False))
+
+
+@candidate(Code.RETRY_NUMBER_INVALID, "append")
+def retry_skips_attempt(builder: SessionBuilder, rng: random.Random) -> object:
+    """An ``llm/retry`` that skips an attempt of its policy chain (the first one logged as attempt 2),
+    or repeats the latest one."""
+    b = _scratch(builder)
+    turn, provider = _open_turn(b), b.request_provider()
+    if turn is None or provider is None:
+        return None
+    step, policy = _retry_step(b), rng.choice(("transient", "rate-limit"))
+    head = _chain_head(b, turn, step, provider, policy)
+    retry_id, last = head or (f"retry-{b.next_seq}", 0)
+    attempt = rng.choice([last + 2] + ([last] if last else []))
+    return b.event("llm/retry", _retry_data(turn, step, provider, attempt=attempt, retry_id=retry_id, policy=policy), False)
+
+
+@candidate(Code.RETRY_NUMBER_INVALID, "seed")
+def seed_retry_skips_attempt(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose step retries its request, then logs attempt 3 (the second attempt's record was lost)
+    or attempt 1 again."""
+    b = _scratch(builder)
+    if not _enter_step(b) or not _put(b, b.retry("transient", commit=False)):
+        return None
+    turn, step, provider = b.state.trace.open_turn, _retry_step(b), b.request_provider()
+    assert turn is not None and provider is not None
+    retry_id, last = _chain_head(b, turn, step, provider, "transient") or ("", 0)
+    attempt = rng.choice((last + 2, last))
+    return _seed_with(b, b.event("llm/retry", _retry_data(turn, step, provider, attempt=attempt, retry_id=retry_id), False))
+
+
+@candidate(Code.RETRY_ID_INVALID, "seed")
+def seed_retry_chain_changes_id(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose step retries its request, then logs the next attempt under a new retry id, or opens
+    another policy chain under the first chain's id."""
+    b = _scratch(builder)
+    if not _enter_step(b) or not _put(b, b.retry("transient", commit=False)):
+        return None
+    turn, step, provider = b.state.trace.open_turn, _retry_step(b), b.request_provider()
+    assert turn is not None and provider is not None
+    retry_id, last = _chain_head(b, turn, step, provider, "transient") or ("", 0)
+    fresh = [p for p in ("rate-limit", "overloaded") if _chain_head(b, turn, step, provider, p) is None]
+    if not fresh or rng.random() < 0.5:
+        data = _retry_data(turn, step, provider, attempt=last + 1, retry_id=f"retry-{b.next_seq}")
+    else:
+        data = _retry_data(turn, step, provider, retry_id=retry_id, policy=rng.choice(fresh))
+    return _seed_with(b, b.event("llm/retry", data, False))
+
+
+@candidate(Code.RETRY_ID_INVALID, "load")
+def jsonl_retry_chain_changes_id(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log whose retry chain changes its id, or whose second chain reuses the first one's."""
+    return _as_stored(seed_retry_chain_changes_id(builder, rng))
+
+
+@candidate(Code.RETRY_START_UNPAIRED, "append")
+def retry_started_unscheduled(builder: SessionBuilder, rng: random.Random) -> object:
+    """An ``llm/retry-started`` for an attempt no ``llm/retry`` scheduled (its schedule was never logged)."""
+    b = _scratch(builder)
+    trace = b.state.trace
+    turn, step = (trace.last_turn, trace.last_step) if trace.open_turn is None else (trace.open_turn, _retry_step(b))
+    data = {"retryId": f"retry-{b.next_seq}", "turn": turn, "step": step, "retry": rng.choice((1, 2))}
+    return b.event("llm/retry-started", data, False)
+
+
+def _scheduled_retry(b: SessionBuilder) -> RawEvent | None:
+    """On the scratch builder ``b``: open a step and schedule a retry of its request; the retry."""
+    if not _enter_step(b):
+        return None
+    retry = b.retry(commit=False)
+    return retry if _put(b, retry) else None
+
+
+@candidate(Code.RETRY_START_UNPAIRED, "seed")
+def seed_retry_started_before_scheduled(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose step schedules a retry, then starts the attempt after it (not scheduled yet), or the
+    scheduled attempt under another retry id."""
+    b = _scratch(builder)
+    retry = _scheduled_retry(b)
+    if retry is None:
+        return None
+    data = {k: retry["data"][k] for k in ("retryId", "turn", "step", "retry")}
+    if rng.random() < 0.5:
+        data["retry"] += 1
+    else:
+        data["retryId"] = f"retry-{b.next_seq}"
+    return _seed_with(b, b.event("llm/retry-started", data, False))
+
+
+@candidate(Code.RETRY_START_MISMATCH, "seed")
+def seed_retry_started_other_step(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a scheduled retry's start names the next step (the one that re-sent the request)
+    or another turn."""
+    b = _scratch(builder)
+    retry = _scheduled_retry(b)
+    if retry is None:
+        return None
+    data = {k: retry["data"][k] for k in ("retryId", "turn", "step", "retry")}
+    where = rng.choice(("step", "turn"))
+    data[where] += 1
+    return _seed_with(b, b.event("llm/retry-started", data, False))
+
+
+@candidate(Code.RETRY_START_MISMATCH, "load")
+def jsonl_retry_started_other_step(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log whose retry start names another step or turn than its schedule."""
+    return _as_stored(seed_retry_started_other_step(builder, rng))
+
+
+@candidate(Code.RETRY_START_REPEATED, "seed")
+def seed_retry_started_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which one scheduled retry attempt is logged as started twice."""
+    b = _scratch(builder)
+    retry = _scheduled_retry(b)
+    if retry is None:
+        return None
+    data = {k: retry["data"][k] for k in ("retryId", "turn", "step", "retry")}
+    if not _put(b, b.event("llm/retry-started", data, False)):
+        return None
+    return _seed_with(b, b.event("llm/retry-started", dict(data), False))
+
+
+@candidate(Code.RETRY_START_REPEATED, "load")
+def jsonl_retry_started_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log in which one scheduled retry attempt is logged as started twice."""
+    return _as_stored(seed_retry_started_twice(builder, rng))
+
+
+# -- programmatic tool calls (INV-REL-19..22) ------------------------------------------------------
+
+
+def _dispatch(b: SessionBuilder, root: str, parent: str, sub: str, settle: bool, **changes: Any) -> RawEvent:
+    """A PTC dispatch start (or settlement, with its output) of ``sub`` under ``parent`` in the tree of ``root``."""
+    data: RawEvent = {"rootCallId": root, "parentCallId": parent, "subCallId": sub, "name": "read_file"}
+    data["arguments"] = {"path": "src/parser.py", "lines": [1, 40]}
+    data.update(changes)
+    if settle:
+        data.update(isError=False, content=[text_block("def parse(tokens): ...")])
+    return b.event("tool/code-dispatch" if settle else "tool/code-dispatch-start", data, False)
+
+
+def _ptc_root(b: SessionBuilder) -> str:
+    """The tool call a dispatch runs under: one started in the open step, else the latest recorded one."""
+    started = sorted(b.state.trace.step_calls)
+    if started:
+        return started[0]
+    recorded = [str(_data(e)["callId"]) for e in b.state.events if e.type == "tool/call"]
+    return recorded[-1] if recorded else "call-1"
+
+
+@candidate(Code.PTC_OUTSIDE_TURN, "append")
+def dispatch_outside_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A PTC dispatch (or its settlement) logged after its turn ended."""
+    b = _scratch(builder)
+    if _open_turn(b) is not None:
+        return None
+    root = _ptc_root(b)
+    return _dispatch(b, root, root, f"sub-{b.next_seq}", rng.random() < 0.5)
+
+
+@candidate(Code.PTC_OUTSIDE_TURN, "seed")
+def seed_dispatch_after_turn(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose turn ends and is followed by a late PTC dispatch of its tool call."""
+    b = _scratch(builder)
+    if not _leave_turn(b):
+        return None
+    root = _ptc_root(b)
+    return _seed_with(b, _dispatch(b, root, root, f"sub-{b.next_seq}", rng.random() < 0.5))
+
+
+@candidate(Code.PTC_ANCESTRY_INVALID, "append")
+def dispatch_unknown_parent(builder: SessionBuilder, rng: random.Random) -> object:
+    """A PTC dispatch in an open turn whose parent is neither its root nor a sub-call seen under it."""
+    b = _scratch(builder)
+    if _open_turn(b) is None:
+        return None
+    root = _ptc_root(b)
+    return _dispatch(b, root, f"sub-{rng.randrange(1, 9)}-of-{root}", f"sub-{b.next_seq}", rng.random() < 0.3)
+
+
+@candidate(Code.PTC_ANCESTRY_INVALID, "seed")
+def seed_dispatch_moves_root(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a started sub-call is dispatched again under another root call."""
+    b = _scratch(builder)
+    call = _asked_call(b)
+    if call is None or not _put(b, b.tool_call(call, commit=False)):
+        return None
+    sub = f"sub-{b.next_seq}"
+    if not _put(b, _dispatch(b, call, call, sub, False)):
+        return None
+    other = f"{call}-retry"
+    return _seed_with(b, _dispatch(b, other, other, sub, rng.random() < 0.5))
+
+
+def _ptc_started(b: SessionBuilder) -> tuple[str, str] | None:
+    """On the scratch builder ``b``: a started tool call with one dispatched sub-call; (root, sub)."""
+    call = _asked_call(b)
+    if call is None or not _put(b, b.tool_call(call, commit=False)):
+        return None
+    sub = f"sub-{b.next_seq}"
+    return (call, sub) if _put(b, _dispatch(b, call, call, sub, False)) else None
+
+
+@candidate(Code.PTC_START_REPEATED, "seed")
+def seed_dispatch_started_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a PTC sub-call is started a second time (before or after it settled)."""
+    b = _scratch(builder)
+    started = _ptc_started(b)
+    if started is None:
+        return None
+    root, sub = started
+    if rng.random() < 0.5 and not _put(b, _dispatch(b, root, root, sub, True)):
+        return None
+    return _seed_with(b, _dispatch(b, root, root, sub, False))
+
+
+@candidate(Code.PTC_START_REPEATED, "load")
+def jsonl_dispatch_started_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log in which a PTC sub-call is started a second time."""
+    return _as_stored(seed_dispatch_started_twice(builder, rng))
+
+
+@candidate(Code.PTC_SETTLE_UNPAIRED, "append")
+def dispatch_settled_unstarted(builder: SessionBuilder, rng: random.Random) -> object:
+    """A PTC settlement in an open turn for a sub-call whose start was never logged."""
+    b = _scratch(builder)
+    if _open_turn(b) is None:
+        return None
+    root = _ptc_root(b)
+    return _dispatch(b, root, root, f"sub-{b.next_seq}", True)
+
+
+@candidate(Code.PTC_SETTLE_UNPAIRED, "seed")
+def seed_dispatch_settled_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a PTC sub-call settles twice (a retried write of its settlement)."""
+    b = _scratch(builder)
+    started = _ptc_started(b)
+    if started is None:
+        return None
+    root, sub = started
+    if not _put(b, _dispatch(b, root, root, sub, True)):
+        return None
+    return _seed_with(b, _dispatch(b, root, root, sub, True))
+
+
+@candidate(Code.PTC_SETTLE_MISMATCH, "seed")
+def seed_dispatch_settles_other_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a PTC sub-call settles as another call than it started: another tool, or other
+    arguments (another file, ``1.5`` for ``1``)."""
+    b = _scratch(builder)
+    started = _ptc_started(b)
+    if started is None:
+        return None
+    root, sub = started
+    change = rng.choice(
+        (
+            {"name": "grep"},
+            {"arguments": {"path": "src/parser.py", "lines": [1.5, 40]}},
+            {"arguments": {"path": "src/lexer.py", "lines": [1, 40]}},
+        )
+    )
+    return _seed_with(b, _dispatch(b, root, root, sub, True, **change))
+
+
+@candidate(Code.PTC_SETTLE_MISMATCH, "load")
+def jsonl_dispatch_settles_other_call(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log in which a PTC sub-call settles as another call than it started."""
+    return _as_stored(seed_dispatch_settles_other_call(builder, rng))
+
+
+# -- commands (INV-REL-23..25) ---------------------------------------------------------------------
+
+
+def _command_run_data(command: str) -> RawEvent:
+    """A ``/compact`` command the user ran."""
+    return {"commandId": command, "name": "compact", "source": {"kind": "user"}, "args": "--keep 2"}
+
+
+def _command_run(b: SessionBuilder, command: str) -> RawEvent:
+    return b.event("command/run", _command_run_data(command), False)
+
+
+@candidate(Code.COMMAND_RUN_REPEATED, "seed")
+def seed_command_run_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a command id is used by a second run (a client that reuses its counter after a restart)."""
+    b = _scratch(builder)
+    command = f"cmd-{b.next_seq}"
+    if not _put(b, _command_run(b, command)):
+        return None
+    if rng.random() < 0.5 and not _put(b, b.event("command/done", {"commandId": command, "kind": "success"}, False)):
+        return None
+    return _seed_with(b, _command_run(b, command))
+
+
+@candidate(Code.COMMAND_RUN_REPEATED, "load")
+def jsonl_command_run_twice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log in which a command id is used by a second run."""
+    return _as_stored(seed_command_run_twice(builder, rng))
+
+
+@candidate(Code.COMMAND_DONE_UNPAIRED, "append")
+def command_done_without_run(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``command/done`` whose ``command/run`` was never logged."""
+    b = _scratch(builder)
+    ran = {str(_data(e)["commandId"]) for e in b.state.events if e.type == "command/run"}
+    command = next(c for c in (f"cmd-{b.next_seq + i}" for i in range(len(ran) + 1)) if c not in ran)
+    data = rng.choice(
+        ({"kind": "success", "text": "Compacted the conversation."}, {"kind": "error", "text": "Nothing to compact."})
+    )
+    return b.event("command/done", {"commandId": command, **data}, False)
+
+
+@candidate(Code.COMMAND_DONE_UNPAIRED, "seed")
+def seed_command_done_other_id(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a command runs and finishes under another command id (the client's next id)."""
+    b = _scratch(builder)
+    command = f"cmd-{b.next_seq}"
+    if not _put(b, _command_run(b, command)):
+        return None
+    return _seed_with(b, b.event("command/done", {"commandId": f"{command}-next", "kind": "success"}, False))
+
+
+@candidate(Code.COMMAND_DONE_SOURCE_INVALID, "seed")
+def seed_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed whose command finishes citing its own ``command/run``, or failing yet citing an event."""
+    b = _scratch(builder)
+    command = f"cmd-{b.next_seq}"
+    run = b.next_seq
+    if not _put(b, _command_run(b, command)):
+        return None
+    if rng.random() < 0.5:
+        data: RawEvent = {"commandId": command, "kind": "success", "sourceEventSeq": run}
+    else:
+        data = {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(run + 1)}
+    return _seed_with(b, b.event("command/done", data, False))
+
+
+@candidate(Code.COMMAND_DONE_SOURCE_INVALID, "load")
+def jsonl_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log whose command finishes citing its own run, or failing yet citing an event."""
+    return _as_stored(seed_command_done_cites_wrongly(builder, rng))
+
+
+# -- titles (INV-REL-26..28) -----------------------------------------------------------------------
+
+
+@candidate(Code.TITLE_SEQS_CARDINALITY, "append")
+def title_cardinality_wrong(builder: SessionBuilder, rng: random.Random) -> object:
+    """A generated title (by the provider or the fallback) citing no message, or a title the user
+    typed citing the messages it was typed after."""
+    b = _scratch(builder)
+    humans = b.human_message_seqs()
+    variants: list[RawEvent] = [
+        {"title": "Fix the failing parser test", "messageSeqs": [], "source": {"kind": "fallback"}},
+        {"title": "Fix the failing parser test", "messageSeqs": [], "source": {"kind": "provider", "provider": "deepseek"}},
+    ]
+    if humans:
+        variants.append({"title": "My parser fix", "messageSeqs": humans[:2], "source": {"kind": "user"}})
+    return b.event("session/title", rng.choice(variants), False)
+
+
+def _title_request_data(b: SessionBuilder, cited: Sequence[int], frame: str, plugin: str = TITLE_PLUGIN) -> RawEvent:
+    source = {"kind": "plugin", "plugin": plugin}
+    message = {"id": f"title-{b.next_seq}", "role": "user", "content": [text_block(frame)], "source": source}
+    return {
+        "titleProvider": "deepseek",
+        "messageSeqs": list(cited),
+        "route": dict(PROVIDER),
+        "system": "Write a short title for this coding session.",
+        "messages": [message],
+        "maxTokens": 32,
+    }
+
+
+def _from_human(event: Event) -> bool:
+    """Whether a title may cite ``event``: a ``user/message`` whose source is the user."""
+    source = _data(event).get("source") if event.type == "user/message" else None
+    return isinstance(source, dict) and source.get("kind") == "user"
+
+
+@candidate(Code.TITLE_SOURCE_NOT_HUMAN, "append")
+def title_cites_non_human(builder: SessionBuilder, rng: random.Random) -> object:
+    """A generated title (or title request) citing an assistant answer, a tool result, a summary or a
+    bracket event beside or instead of the user's own messages."""
+    b = _scratch(builder)
+    humans = b.human_message_seqs()
+    others = [e.seq for e in b.state.events if not _from_human(e)]
+    if not others:
+        return None
+    cited = sorted({*humans[:1], rng.choice(others)})
+    if rng.random() < 0.5:
+        source = rng.choice(({"kind": "fallback"}, {"kind": "provider", "provider": "deepseek"}))
+        return b.event("session/title", {"title": "Fix the failing parser test", "messageSeqs": cited, "source": source}, False)
+    return b.event("session/title-llm-request", _title_request_data(b, cited, TITLE_FRAME_PREFIX + "[]"), False)
+
+
+@candidate(Code.TITLE_REQUEST_FRAMING, "append")
+def title_request_misframed(builder: SessionBuilder, rng: random.Random) -> object:
+    """A title request whose one message is not the frame of its cited messages: serialised with
+    Python's separators, without the instruction, from another plugin, or sent twice."""
+    b = _scratch(builder)
+    humans = b.human_message_seqs()
+    if not humans:
+        return None
+    cited = humans[-2:]
+    texts = [(s, human_text(b.state.events[s])) for s in cited]
+    how = rng.choice(("python-json", "no-prefix", "other-plugin", "twice"))
+    frame = title_frame(texts)
+    if how == "python-json":
+        frame = TITLE_FRAME_PREFIX + json.dumps([{"seq": s, "text": t} for s, t in texts])
+    elif how == "no-prefix":
+        frame = frame.removeprefix(TITLE_FRAME_PREFIX)
+    data = _title_request_data(b, cited, frame, "dsh-session-title" if how == "other-plugin" else TITLE_PLUGIN)
+    if how == "twice":
+        data["messages"].append({**data["messages"][0], "id": f"title-{b.next_seq}-retry"})
+    return b.event("session/title-llm-request", data, False)
+
+
+# -- delivery markers (INV-REL-29) -----------------------------------------------------------------
+
+
+def _marker(b: SessionBuilder, session_id: str, version: int | None = 1) -> RawEvent:
+    data: RawEvent = {"sessionId": session_id, "throughSeq": b.next_seq - 1}
+    if version is not None:
+        data["sessionFormatVersion"] = version
+    return b.event(DELIVERY_MARKER, data, False)
+
+
+def _marked(builder: SessionBuilder) -> SessionBuilder:
+    """A scratch builder with at least one event (a delivery marker confirms events up to an earlier seq)."""
+    b = _scratch(builder)
+    if b.next_seq == 0:
+        b.commit(_benign(b, random.Random(0)))
+    return b
+
+
+@candidate(Code.DELIVERY_MARKER_WRONG_SESSION, "load")
+def jsonl_marker_other_session(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log holding a delivery marker of its own format that names another session (its
+    parent's, a sibling fork's, one copied from another log)."""
+    b = _marked(builder)
+    other = rng.choice(("parent-session", "mutant-session-fork-2", "3f0c2a9e-7b1d-4e5f-a6c8-9d2e1b4f7a30"))
+    return _stored_with(b, _marker(b, other))
+
+
+@candidate(Code.DELIVERY_MARKER_WRONG_SESSION, "load")
+def jsonl_fork_marker_past_seed(builder: SessionBuilder, rng: random.Random) -> object:
+    """A fork child's stored log (its header names the parent and the seed length) holding, after the
+    inherited seed, a marker that names the parent: only markers inside the seed keep their ancestor's id."""
+    b = _marked(builder)
+    seed_length = rng.randint(1, b.next_seq)
+    header = {**STORED_HEADER, "parentSession": "parent-session", "seedLength": seed_length, "delegationDepth": 1}
+    return _stored_with(b, _marker(b, "parent-session"), header=header)
+
+
+# -- payload shapes of every other type (INV-PAY) ---------------------------------------------------
+
+
+def _turn_now(b: SessionBuilder) -> int:
+    trace = b.state.trace
+    return trace.open_turn if trace.open_turn is not None else trace.last_turn
+
+
+def _note(type_: str, variant: int) -> Callable[[SessionBuilder, int], Any]:
+    """The data of the realistic note ``type_`` (:func:`note_event`), when it can stand here as that type."""
+
+    def make(b: SessionBuilder, generation: int) -> Any:
+        event = note_event(b, type_, variant)
+        return event["data"] if event["type"] == type_ else None
+
+    return make
+
+
+def _compaction_step(type_: str) -> Callable[[SessionBuilder, int], Any]:
+    def make(b: SessionBuilder, generation: int) -> Any:
+        open_ = b.open_compaction()
+        if type_ == "compaction/start":
+            return None if open_ is not None else b.compaction_start(commit=False)["data"]
+        if open_ is None:
+            return None
+        if type_ == "compaction/summary":
+            ranges = b.legal_ranges()
+            return b.compaction_summary(*ranges[-1], commit=False)["data"] if ranges and not open_.summarized else None
+        return b.compaction_end(None if open_.summarized else "The summary request failed.", commit=False)["data"]
+
+    return make
+
+
+def _exemplar_prune(b: SessionBuilder, generation: int) -> Any:
+    ranges = b.legal_ranges()
+    if not ranges:
+        return None
+    nodes = list(b.state.surface.nodes)
+    start, end = ranges[0]
+    return _span_members(nodes[nodes.index(start) : nodes.index(end) + 1])
+
+
+def _exemplar_retry(b: SessionBuilder, generation: int) -> Any:
+    if b.state.trace.open_step is None or b.request_provider() is None:
+        return None
+    return b.retry("rate-limit", commit=False)["data"]
+
+
+def _exemplar_retry_started(b: SessionBuilder, generation: int) -> Any:
+    scheduled = [_data(e) for e in b.state.events if e.type == "llm/retry"]
+    if not scheduled:
+        return None
+    latest = scheduled[-1]
+    return {k: latest[k] for k in ("retryId", "turn", "step", "retry")}
+
+
+def _exemplar_command_done(b: SessionBuilder, generation: int) -> Any:
+    ran = [str(_data(e)["commandId"]) for e in b.state.events if e.type == "command/run"]
+    return {"commandId": ran[-1], "kind": "success", "text": "Compacted the conversation."} if ran else None
+
+
+def _exemplar_marker(b: SessionBuilder, generation: int) -> Any:
+    if b.next_seq == 0:
+        return None
+    data: RawEvent = {"sessionId": STORED_HEADER["id"], "throughSeq": b.next_seq - 1}
+    if generation >= 1:
+        data["sessionFormatVersion"] = 1
+    return data
+
+
+def _exemplar_title_request(b: SessionBuilder, generation: int) -> Any:
+    humans = b.human_message_seqs()
+    if not humans:
+        return None
+    cited = humans[-2:]
+    return _title_request_data(b, cited, title_frame([(s, human_text(b.state.events[s])) for s in cited]))
+
+
+def _exemplar_dispatch(settle: bool) -> Callable[[SessionBuilder, int], Any]:
+    def make(b: SessionBuilder, generation: int) -> Any:
+        if b.state.trace.open_turn is None:
+            return None
+        root = _ptc_root(b)
+        if not settle:
+            return _dispatch(b, root, root, f"sub-{b.next_seq}", False)["data"]
+        for event in reversed(b.state.events):
+            if event.type == "tool/code-dispatch-start":
+                started = _data(event)
+                return _dispatch(b, started["rootCallId"], started["parentCallId"], started["subCallId"], True)["data"]
+        return None
+
+    return make
+
+
+def _fixed(data: Any) -> Callable[[SessionBuilder, int], Any]:
+    return lambda b, generation: copy.deepcopy(data)
+
+
+_TEAM = {"version": 1, "teamId": "team-parser"}
+_EXEMPLARS: dict[str, Callable[[SessionBuilder, int], Any]] = {
+    "agent-preset/selected": _fixed({"agentPreset": "reviewer"}),
+    "agent/inbox/spliced": lambda b, g: {
+        "target": "next-turn",
+        "start": len(b.state.surface.nodes),
+        "inserted": [
+            {
+                "id": f"inbox-{b.next_seq}",
+                "role": "user",
+                "content": [text_block("The lexer tests pass on my side.")],
+                "source": {
+                    "kind": "team-message",
+                    "teamId": "team-parser",
+                    "messageId": "msg-7",
+                    "senderId": "member-2",
+                    "senderName": "Reviewer",
+                },
+            }
+        ],
+        "removedCount": 0,
+    },
+    "approval/asked": _note("approval/asked", 1),
+    "approval/decided": _note("approval/decided", 1),
+    "approval/policy": _fixed({"policy": "ask"}),
+    "command/done": _exemplar_command_done,
+    "command/run": lambda b, g: _command_run_data(f"cmd-{b.next_seq}"),
+    "compaction/end": _compaction_step("compaction/end"),
+    "compaction/prune": _exemplar_prune,
+    "compaction/start": _compaction_step("compaction/start"),
+    "compaction/summary": _compaction_step("compaction/summary"),
+    "feedback/record": _note("feedback/record", 1),
+    "goal/change": _note("goal/change", 0),
+    "hook/invoked": _note("hook/invoked", 1),
+    "hook/result": lambda b, g: {**_hook_result(b, 0, 412), "stderrSummary": ""},
+    "llm/retry": _exemplar_retry,
+    "llm/retry-started": _exemplar_retry_started,
+    "model/selection": _note("model/selection", 1),
+    "permission/preset": _fixed({"preset": "auto-edit"}),
+    "plan/mode": _note("plan/mode", 0),
+    "request/context": _note("request/context", 0),
+    "sandbox/mode": _fixed({"mode": "workspace-write", "source": "delegation"}),
+    "schedule/change": _fixed(
+        {
+            "version": 1,
+            "operation": "create",
+            "schedule": {
+                "id": "nightly-tests",
+                "prompt": "Run the whole test suite and report failures.",
+                "scheduledAt": "2026-07-13T10:00:00.000Z",
+                "kind": "every",
+                "everySeconds": 86_400,
+            },
+        }
+    ),
+    DELIVERY_MARKER: _exemplar_marker,
+    "session/title": _note("session/title", 1),
+    "session/title-llm-request": _exemplar_title_request,
+    "subagent/descriptor": _fixed(
+        {
+            "version": 3,
+            "mode": "continuable",
+            "provider": "deepseek",
+            "label": "reviewer",
+            "agentProvider": "deepseek",
+            "agentModel": "deepseek-reasoner",
+            "persona": "A careful reviewer of parser changes.",
+            "toolFilter": {"allow": ["read_file", "grep"]},
+        }
+    ),
+    "subagent/model-selection-policy": _fixed(
+        {"allowedModels": [dict(PROVIDER), {"provider": "deepseek", "model": "deepseek-reasoner"}]}
+    ),
+    "team/member": _fixed(
+        {
+            **_TEAM,
+            "member": {
+                "id": "member-2",
+                "name": "Reviewer",
+                "description": "Reviews every patch before it lands.",
+                "provider": "deepseek",
+                "context": "fresh",
+                "phase": "active",
+            },
+        }
+    ),
+    "team/message/delivered": _fixed({**_TEAM, "messageId": "msg-7", "targetId": "member-2"}),
+    "team/message/queued": _fixed(
+        {
+            **_TEAM,
+            "message": {
+                "id": "msg-7",
+                "senderId": "lead",
+                "senderName": "Lead",
+                "targetId": "member-2",
+                "delivery": "wakeup",
+                "content": [text_block("Please review the parser patch.")],
+            },
+        }
+    ),
+    "team/task": _fixed(
+        {
+            **_TEAM,
+            "task": {
+                "id": "task-3",
+                "revision": 2,
+                "subject": "Fix the parser",
+                "description": "The last token is dropped.",
+                "status": "in_progress",
+                "blockedBy": [],
+                "writeScopes": ["src/parser.py"],
+                "ownerId": "member-2",
+            },
+        }
+    ),
+    "todo/write": _note("todo/write", 1),
+    "tool-workflow/agent-end": _fixed({"runId": "run-review", "seq": 1, "outcome": "completed"}),
+    "tool-workflow/agent-start": _fixed(
+        {"runId": "run-review", "seq": 1, "label": "review", "childId": "child-1", "phase": "review"}
+    ),
+    "tool-workflow/run-end": _fixed({"runId": "run-review", "stopReason": "completed"}),
+    "tool-workflow/run-start": _fixed({"runId": "run-review", "name": "parallel-review"}),
+    "tool/code-dispatch": _exemplar_dispatch(True),
+    "tool/code-dispatch-start": _exemplar_dispatch(False),
+    "web/deepseek-search-llm-request": _fixed(
+        {
+            "endpoint": "https://api.deepseek.com/anthropic/v1/messages",
+            "apiVersion": "2023-06-01",
+            "body": {
+                "model": "deepseek-chat",
+                "max_tokens": 1024,
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "latest CPython release"}]}],
+                "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}],
+            },
+        }
+    ),
+}
+"""A realistic payload of each type whose payload problems are ``PAYLOAD_INVALID``, made for the
+builder's state (``None`` where the type cannot stand there), by payload generation."""
+assert set(_EXEMPLARS) == set(EVENT_PAYLOADS) - set(TYPE_CODES) - TRACE_TYPES, sorted(set(_EXEMPLARS) ^ set(EVENT_PAYLOADS))
+
+
+def _faulty_payload(builder: SessionBuilder, rng: random.Random, generation: int = CURRENT_GENERATION) -> RawEvent | None:
+    """A valid event the builder could write now, of a type whose payload problems are
+    ``PAYLOAD_INVALID``, with one fault drawn along its shape in payload ``generation``
+    (``None`` when the fault drawn is harmless)."""
+    types = sorted(_EXEMPLARS)
+    rng.shuffle(types)
+    for type_ in types:
+        b = _scratch(builder)
+        data = _EXEMPLARS[type_](b, generation)
+        if data is None:
+            continue
+        event = b.event(type_, data, False)
+        if isinstance(model_append_event(builder.state, event), Violation):
+            continue
+        fault = payload_fault(payload_shape(type_, generation), data, rng, ShapeContext(event["seq"]))
+        return None if fault is None else {**event, "data": fault.value}
+    return None
+
+
+@candidate(Code.PAYLOAD_INVALID, "append")
+def payload_fault_in_event(builder: SessionBuilder, rng: random.Random) -> object:
+    """A note the harness could write now (a title, an approval, a retry, a compaction step, a team
+    message, …) with one fault drawn along its payload shape: a member missing or unexpected, a leaf
+    of another type, a number out of range, a literal spelt another way, an empty string, a bad variant."""
+    fault = _faulty_payload(builder, rng)
+    return None if fault is None else _refused(builder, "append", Code.PAYLOAD_INVALID, fault)
+
+
+@candidate(Code.PAYLOAD_INVALID, "seed")
+def seed_payload_fault(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed ending with a note whose payload has one fault drawn along its shape."""
+    fault = _faulty_payload(builder, rng)
+    return None if fault is None else _refused(builder, "seed", Code.PAYLOAD_INVALID, [*builder.events, fault])
+
+
+@candidate(Code.PAYLOAD_INVALID, "load")
+def jsonl_payload_fault(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored log ending with a note whose payload has one fault drawn along its shape."""
+    fault = _faulty_payload(builder, rng)
+    return None if fault is None else _refused(builder, "load", Code.PAYLOAD_INVALID, _stored_with(builder, fault))
+
+
+# -- the v0 source (INV-LEGACY-9) ------------------------------------------------------------------
+
+
+def _v0_writable(builder: SessionBuilder) -> bool:
+    """Whether a v0 writer could have written the builder's log (no type outside the v0 inventory,
+    such as an ignorable extension event)."""
+    return all(event.type in V0_INVENTORY for event in builder.state.events)
+
+
+@candidate(Code.LEGACY_SOURCE_INVALID, "upgrade")
+def v0_payload_fault(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log ending with a note whose payload the released v0 payload table refuses (one fault drawn
+    along its v0 shape)."""
+    fault = _faulty_payload(builder, rng, generation=LEGACY_VERSION) if _v0_writable(builder) else None
+    return None if fault is None else _refused(builder, "upgrade", Code.LEGACY_SOURCE_INVALID, _v0_log(builder, rng, fault))
+
+
+def _legacy_log(builder: SessionBuilder) -> list[RawEvent] | None:
+    """The builder's log as a v0 writer using every legacy form wrote it (with a turn started first
+    when the log has none, so there is a legacy form to get wrong)."""
+    b = _scratch(builder)
+    if not _v0_writable(b):
+        return None
+    started = any(e.type == "turn/start" for e in b.state.events)
+    if not started and (_open_turn(b) is not None or _compaction_open(b) or not _put(b, b.turn_start(commit=False))):
+        return None
+    return v0_events(b.events, frozenset(FORMS))
+
+
+def _malformed_forms(event: RawEvent) -> list[RawEvent]:
+    """Ways a v0 writer got the legacy form of ``event`` wrong (none when it has no legacy form)."""
+    type_, data = event["type"], event["data"]
+    out: list[Any] = []
+    if type_ == "turn/start" and "trigger" in data:
+        trigger = data["trigger"]
+        out += [{**data, "trigger": trigger["kind"]}, {**data, "trigger": {k: v for k, v in trigger.items() if k != "kind"}}]
+        out.append({**data, "trigger": {**trigger, "kind": ""}})
+    elif type_ == "turn/end":
+        reason = data["reason"]
+        out.append({**data, "reason": {"kind": "error", "message": "The server is overloaded.", "code": "PROVIDER_OVERLOADED"}})
+        if set(reason) == {"kind"}:
+            out.append({**data, "reason": {**reason, "step": 1}})
+        if isinstance(reason.get("failure"), dict):
+            out.append({**data, "reason": {**reason, "failure": {**reason["failure"], "retryable": True}}})
+    elif type_ == "steering/message":
+        if "message" in data:
+            out.append({**data, "content": data["message"]["content"]})
+        else:
+            out.append({"turn": data["turn"], "content": data["content"]})
+        out.append({**data, "turn": str(data["turn"])})
+    elif type_ == "assistant/message" and isinstance(data.get("provenance"), dict):
+        provenance = data["provenance"]
+        out.append({**data, "provenance": f"{provenance.get('provider')}/{provenance.get('model')}"})
+    elif type_ == "request/header" and "messagePrefix" in data["header"]:
+        out.append({**data, "header": {**data["header"], "messagePrefix": "earlier conversation"}})
+    return [{**event, "data": d} for d in out]
+
+
+def _malformed_v0(builder: SessionBuilder, rng: random.Random) -> list[RawEvent] | None:
+    """The builder's log in legacy spelling with one legacy form malformed."""
+    events = _legacy_log(builder)
+    if events is None:
+        return None
+    options = [(i, bad) for i, event in enumerate(events) for bad in _malformed_forms(event)]
+    if not options:
+        return None
+    index, bad = rng.choice(options)
+    return [*events[:index], bad, *events[index + 1 :]]
+
+
+@candidate(Code.LEGACY_SOURCE_INVALID, "upgrade")
+def v0_malformed_legacy_form(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log written in legacy spelling with one legacy form malformed: a trigger that is a string or
+    has no kind, a legacy error reason without its step, a plain reason with extra members, a steering
+    message with both shapes (or a string turn), a provenance that is a string, a non-array ``messagePrefix``."""
+    events = _malformed_v0(builder, rng)
+    if events is None:
+        return None
+    header: dict[str, Any] = {**STORED_HEADER, "version": LEGACY_VERSION}
+    return {"header": header, "events": events}
+
+
+@candidate(Code.LEGACY_SOURCE_INVALID, "load")
+def jsonl_v0_malformed_legacy_form(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored v0 log with one legacy form malformed: the edge refuses it on load."""
+    events = _malformed_v0(builder, rng)
+    if events is None:
+        return None
+    return _text([json.dumps({**STORED_HEADER, "version": LEGACY_VERSION}), *(json.dumps(e) for e in events)])
+
+
+@candidate(Code.LEGACY_SOURCE_INVALID, "upgrade")
+def v0_marker_not_v0(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v0 log with a delivery marker that names another session, or that carries the v1-only
+    ``sessionFormatVersion``."""
+    if not _v0_writable(builder):
+        return None
+    b = _marked(builder)
+    marker = _marker(b, "parent-session", None) if rng.random() < 0.5 else _marker(b, str(STORED_HEADER["id"]), 1)
+    return _v0_log(b, rng, marker)
 
 
 _BY_CODE: dict[Code, tuple[Mutation, ...]] = {code: tuple(m for m in MUTATIONS if m.code is code) for code in Code}
