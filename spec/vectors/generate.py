@@ -9,7 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from sessionlog_spec.vectors.divergences import still_diverges
-from sessionlog_spec.vectors.drafts import compaction, header, jsonl, large, legacy, log, refusals, repair, surface, trace
+from sessionlog_spec.vectors.drafts import (
+    compaction,
+    header,
+    jsonl,
+    large,
+    legacy,
+    log,
+    payloads,
+    refusals,
+    repair,
+    surface,
+    trace,
+)
 from sessionlog_spec.vectors.format import (
     GENERATED,
     REGRESSIONS,
@@ -25,6 +37,7 @@ from sessionlog_spec.vectors.oracle import case_of
 
 DRAFTERS: tuple[Callable[[], list[Draft]], ...] = (
     log.drafts,
+    payloads.drafts,
     surface.drafts,
     trace.drafts,
     header.drafts,
