@@ -73,14 +73,10 @@ def header_shape_problem(header: JsonValue) -> Violation | None:
         tools = as_array(obj["tools"])
         if tools is None:
             return Violation(Code.HEADER_INVALID, "request/header tools must be an array")
-        names: list[str] = []
         for tool in tools:
             tool_obj = as_object(tool)
             if tool_obj is None or not is_nonempty_string(tool_obj.get("name")):
                 return Violation(Code.HEADER_INVALID, "request/header tools must be objects with a name")
-            names.append(str(tool_obj["name"]))
-        if len(set(names)) != len(names):
-            return Violation(Code.HEADER_INVALID, "request/header tool names must be unique")
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sessionlog_spec.model.event import Event
-from sessionlog_spec.model.json_value import JsonObject, JsonValue, as_array, as_object, is_nonempty_string, is_safe_positive
+from sessionlog_spec.model.json_value import JsonObject, JsonValue, as_array, as_object, is_nonempty_string, is_safe_natural
 from sessionlog_spec.model.violation import Code, Violation
 
 ASSISTANT_DATA_KEYS = frozenset({"turn", "step", "message", "usage", "interrupted"})
@@ -41,8 +41,9 @@ def _tool_call_block_problem(block: JsonObject) -> str | None:
 
 
 def _turn_step_problem(data: JsonObject) -> str | None:
-    if not is_safe_positive(data.get("turn")) or not is_safe_positive(data.get("step")):
-        return "turn and step must be positive integers"
+    # Counts: whether they name the open turn and step is the trace's question (INV-TRACE-6).
+    if not is_safe_natural(data.get("turn")) or not is_safe_natural(data.get("step")):
+        return "turn and step must be non-negative integers"
     return None
 
 
@@ -86,9 +87,6 @@ def assistant_message_problem(data: JsonValue) -> Violation | None:
                 ),
                 None,
             )
-            ids = tool_call_ids_of_message(message)
-            if problem is None and len(set(ids)) != len(ids):
-                problem = "tool-call block ids must be unique within a message"
     return None if problem is None else Violation(Code.ASSISTANT_MESSAGE_INVALID, f"assistant/message {problem}")
 
 

@@ -107,8 +107,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     _inv(
         "INV-LOG-8",
         "`assistant/message` data is `{turn, step, message, usage?, interrupted?: true}` and its message has "
-        "role `assistant`, a `model` source naming provider and model, and tool-call blocks with unique ids and raw "
-        "string arguments.",
+        "role `assistant`, a `model` source naming provider and model, and tool-call blocks with ids and raw "
+        "string arguments (a pending id is never advertised twice: INV-REL-2).",
         "Tool pairing counts these blocks and repair answers them by id.",
         C.ASSISTANT_MESSAGE_INVALID,
     ),
@@ -313,7 +313,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     _inv(
         "INV-HDR-1",
         "`request/header` data is `{header, reason, startsSeries?: true}`, and its header has only `config`, "
-        "`adapterDefaults`, `system` (a string) and `tools` (objects with distinct names).",
+        "`adapterDefaults`, `system` (a string) and `tools` (objects `{name, description, parameters}`).",
         "A full snapshot is the whole request envelope and nothing else; no deltas, no message prefix.",
         C.HEADER_INVALID,
     ),
@@ -583,13 +583,15 @@ INVARIANTS: tuple[Invariant, ...] = (
     # --- Relationships between events ------------------------------------------------------
     _inv(
         "INV-REL-1",
-        "A `tool/call` starts one call advertised by a `tool-call` block of an `assistant/message` earlier in the same step and not yet started or answered, with the same `callId`, `name` and raw `arguments`.",
+        "A `tool/call` starts one call advertised by a `tool-call` block of an `assistant/message` earlier in the "
+        "same step and not yet started or answered, with the same `callId`, `name` and raw `arguments`.",
         "The log never records running something the model did not ask for, or running it twice.",
         C.TOOL_CALL_NOT_ADVERTISED,
     ),
     _inv(
         "INV-REL-2",
-        "An `assistant/message` does not advertise a call id that is still pending (advertised and unanswered) in the open step, within one message or across messages.",
+        "An `assistant/message` does not advertise a call id that is still pending (advertised and unanswered) in "
+        "the open step, within one message or across messages.",
         "A result must answer exactly one request.",
         C.TOOL_CALL_ID_REPEATED,
     ),
@@ -601,7 +603,10 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-4",
-        'A call that was advertised but never started (no `tool/call`) is answered only by the exact crash-repair result: error `{name: "ToolNotStartedError", code: "TOOL_NOT_STARTED"}`, no `sourceEventSeqs`, message id `interrupted-tool-result-<callId>-<seq>`, one `isError: true` tool-result block holding exactly the repair\'s text.',
+        'A call that was advertised but never started (no `tool/call`) is answered only by the exact crash-repair '
+        'result: error `{name: "ToolNotStartedError", code: "TOOL_NOT_STARTED"}`, no `sourceEventSeqs`, message id '
+        '`interrupted-tool-result-<callId>-<seq>`, one `isError: true` tool-result block holding exactly the '
+        'repair\'s text.',
         "Only crash repair may answer work that never ran.",
         C.TOOL_RESULT_NOT_EXACT_REPAIR,
     ),
@@ -619,13 +624,16 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-7",
-        "A compaction starts, summarises and ends inside its owner turn (`turn: null`: between turns), and its `compaction/end` names the same owner turn as its start.",
+        "A compaction starts, summarises and ends inside its owner turn (`turn: null`: between turns), and its "
+        "`compaction/end` names the same owner turn as its start.",
         "A compaction belongs to exactly one point of the loop.",
         C.COMPACTION_TURN_MISMATCH,
     ),
     _inv(
         "INV-REL-8",
-        "`compaction/summary`, `compaction/end` and a compaction checkpoint (a replacing `user/message` whose source is plugin `compact`) name the open compaction by `compactionId` and the same `sourceCommandId` (both absent or equal).",
+        "`compaction/summary`, `compaction/end` and a compaction checkpoint (a replacing `user/message` whose "
+        "source is plugin `compact`) name the open compaction by `compactionId` and the same `sourceCommandId` "
+        "(both absent or equal).",
         "Summary, checkpoint and end of one compaction cannot be mixed with another's.",
         C.COMPACTION_NOT_OWNED,
     ),
@@ -643,13 +651,16 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-11",
-        "No `turn/start` or `turn/end` occurs while a compaction is open, unless a `session/end-seed` retires that compaction (a crash orphan) before any later `compaction/start` or `compaction/end`; the crossing is held until the log decides it, and a complete log may not end with it undecided.",
+        "No `turn/start` or `turn/end` occurs while a compaction is open, unless a `session/end-seed` retires that "
+        "compaction (a crash orphan) before any later `compaction/start` or `compaction/end`; the crossing is held "
+        "until the log decides it, and a complete log may not end with it undecided.",
         "The lock holds across the loop; only the closers of a crash, ended by the resume's or fork's end-seed, may cross it.",
         C.COMPACTION_CROSSES_TURN,
     ),
     _inv(
         "INV-REL-12",
-        "The `shadowedSeqs` of a `compaction/summary` or `compaction/prune` are exactly the current surface nodes from `shadowedRange.start` to `shadowedRange.end`, in surface order.",
+        "The `shadowedSeqs` of a `compaction/summary` or `compaction/prune` are exactly the current surface nodes "
+        "from `shadowedRange.start` to `shadowedRange.end`, in surface order.",
         "The summary and prune price exactly what the following replacement removes.",
         C.COMPACTION_SPAN_NOT_ON_SURFACE,
     ),
@@ -667,7 +678,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-15",
-        "An `llm/retry` is attempt 1 of a new policy chain (same turn, step, provider and `policyKey`) or the previous attempt of its chain plus one.",
+        "An `llm/retry` is attempt 1 of a new policy chain (same turn, step, provider and `policyKey`) or the "
+        "previous attempt of its chain plus one.",
         "Attempts count up without gaps or repeats.",
         C.RETRY_NUMBER_INVALID,
     ),
@@ -679,7 +691,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-17",
-        "An `llm/retry-started` starts an attempt (`retryId`, `retry`) that an earlier `llm/retry` scheduled, naming the same turn and step.",
+        "An `llm/retry-started` starts an attempt (`retryId`, `retry`) that an earlier `llm/retry` scheduled, "
+        "naming the same turn and step.",
         "A start answers one schedule.",
         C.RETRY_START_UNPAIRED,
         C.RETRY_START_MISMATCH,
@@ -698,7 +711,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-20",
-        "A PTC `subCallId` keeps the `rootCallId` it was first seen with, and its `parentCallId` is the root or a sub-call already seen under that root.",
+        "A PTC `subCallId` keeps the `rootCallId` it was first seen with, and its `parentCallId` is the root or a "
+        "sub-call already seen under that root.",
         "Dispatches form one tree per root call.",
         C.PTC_ANCESTRY_INVALID,
     ),
@@ -710,7 +724,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-22",
-        "A `tool/code-dispatch` settles a started, unsettled sub-call with the same root, parent, name and (JSON-equal) arguments.",
+        "A `tool/code-dispatch` settles a started, unsettled sub-call with the same root, parent, name and "
+        "(JSON-equal) arguments.",
         "A settlement reports the call that was made, once.",
         C.PTC_SETTLE_UNPAIRED,
         C.PTC_SETTLE_MISMATCH,
@@ -729,7 +744,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-25",
-        "A `command/done` carries `sourceEventSeq` only when its `kind` is `success`, and never citing a `command/run` or `command/done`.",
+        "A `command/done` carries `sourceEventSeq` only when its `kind` is `success`, and never citing a "
+        "`command/run` or `command/done`.",
         "It cites what the command produced, not the command's own bookkeeping.",
         C.COMMAND_DONE_SOURCE_INVALID,
     ),
@@ -741,19 +757,25 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-REL-27",
-        "Every seq in the `messageSeqs` of a `session/title` or `session/title-llm-request` is a `user/message` whose source kind is `user`.",
+        "Every seq in the `messageSeqs` of a `session/title` or `session/title-llm-request` is a `user/message` "
+        "whose source kind is `user`.",
         "Titles are made from what the person wrote.",
         C.TITLE_SOURCE_NOT_HUMAN,
     ),
     _inv(
         "INV-REL-28",
-        'A `session/title-llm-request` sends exactly one `user` message from plugin `dsh-session-title-llm` with one text block equal to the frame of its cited messages (`"Generate the session title from this JSON array of human messages:\\n"` followed by the JSON array of `{seq, text}`, text being the message\'s text blocks joined by newlines, serialised as JSON.stringify writes it).',
+        'A `session/title-llm-request` sends exactly one `user` message from plugin `dsh-session-title-llm` with '
+        'one text block equal to the frame of its cited messages (`"Generate the session title from this JSON '
+        'array of human messages:\\n"` followed by the JSON array of `{seq, text}`, text being the message\'s text '
+        'blocks joined by newlines, serialised as JSON.stringify writes it).',
         "The logged request is the request that was sent, reproducible from the log.",
         C.TITLE_REQUEST_FRAMING,
     ),
     _inv(
         "INV-REL-29",
-        "A `session-log-deepseek/delivery-accepted` marker accepted by the log's own generation (`sessionFormatVersion`, absent = 0, equal to the header's version) names the log's own session id, unless the header names a parent and the marker lies in the inherited seed (seq < seedLength).",
+        "A `session-log-deepseek/delivery-accepted` marker accepted by the log's own generation "
+        "(`sessionFormatVersion`, absent = 0, equal to the header's version) names the log's own session id, "
+        "unless the header names a parent and the marker lies in the inherited seed (seq < seedLength).",
         "A marker confirms delivery of this session; inherited markers keep their ancestor's id.",
         C.DELIVERY_MARKER_WRONG_SESSION,
     ),

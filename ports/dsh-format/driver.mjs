@@ -195,6 +195,9 @@ export const ERROR_TABLE = [
 
   // -- the trace (assertReleasedArtifactRelationships), where one message is one rule ----------
   [/^turn\/end .* crosses an open step$/s, 'STEP_STILL_OPEN'],
+
+  // -- any other type's payload ("<type> <seq> …"): the v1 table, or the v0 source at the edge --
+  [/^[a-z][a-z-]*(\/[a-z-]+)* \d+ /, { read: 'PAYLOAD_INVALID', upgrade_v0: 'LEGACY_SOURCE_INVALID' }],
 ]
 
 const stripWrappers = (message) => {
