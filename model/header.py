@@ -23,6 +23,7 @@ from sessionlog_spec.model.json_value import (
     is_safe_natural,
     json_equal,
 )
+from sessionlog_spec.model.payloads import payload_problem
 from sessionlog_spec.model.violation import Code, Violation
 
 HEADER_EVENT_KEYS = frozenset({"header", "reason", "startsSeries"})
@@ -97,6 +98,9 @@ def header_event_problem(data: JsonValue) -> Violation | None:
     shape = header_shape_problem(obj["header"])
     if shape is not None:
         return shape
+    released = payload_problem("request/header", data, 0)  # the header payload names no seq
+    if released is not None:
+        return Violation(Code.HEADER_INVALID, f"request/header data: {released}")
     header = as_object(obj["header"])
     assert header is not None
     if not json_equal(canonical_header(header), header):

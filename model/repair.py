@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from sessionlog_spec.model.event import APPEND, Event
+from sessionlog_spec.model.event import APPEND, Event, Replace
 from sessionlog_spec.model.json_value import JsonValue, as_int, as_object, freeze
 from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
 
@@ -73,7 +73,8 @@ def scan_open_tail(events: Sequence[Event]) -> OpenTail:
             started = data.get("callId") if data is not None else None
             if isinstance(started, str) and started in pending:
                 pending[started] = PendingCall(started, pending[started].step, event.seq)
-        elif event.type == "tool/result":
+        elif event.type == "tool/result" and not isinstance(event.surface_op, Replace):
+            # A rewrite restates an answered call's result; it answers nothing new.
             pending.pop(tool_result_call_id(event) or "", None)
     return OpenTail(turn, step, tuple(pending.values()))
 

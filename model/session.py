@@ -112,8 +112,8 @@ def payload_problem(event: Event) -> Violation | None:
         if event.type == "request/header"
         else message_problem(event) or trace_data_problem(event) or end_seed_problem(event)
     )
-    if specific is not None or event.type in TRACE_TYPES:
-        return specific
+    if specific is not None or event.type in TRACE_TYPES or event.type == "request/header":
+        return specific  # these types' own checks already end with the table
     problem = table_problem(event.type, event.data, event.seq)
     if problem is None:
         return None

@@ -137,6 +137,14 @@ def raw_json(max_leaves: int = 8) -> st.SearchStrategy[object]:
 # -- request headers --------------------------------------------------------------------------
 
 MODELS = st.sampled_from([("deepseek", "deepseek-chat"), ("deepseek", "deepseek-reasoner"), ("openai", "gpt-5")])
+TOOL_PARAMETERS = st.sampled_from(
+    [
+        {"type": "object"},
+        {},
+        {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": False},
+    ]
+)
+"""A tool's parameters: any JSON object (a JSON Schema the header does not inspect)."""
 
 
 @st.composite
@@ -159,7 +167,9 @@ def headers(draw: st.DrawFn, canonical: bool | None = None) -> dict[str, Any]:
         members["system"] = system
     tools = draw(st.lists(st.sampled_from(TOOL_NAMES), unique=True, max_size=3))
     if tools:
-        members["tools"] = [{"name": t, "description": f"the {t} tool"} for t in tools]
+        members["tools"] = [
+            {"name": t, "description": f"the {t} tool", "parameters": copy.deepcopy(draw(TOOL_PARAMETERS))} for t in tools
+        ]
     non_canonical = draw(st.booleans()) if canonical is None else not canonical
     if non_canonical:
         # At least one of the three non-canonical spellings of "nothing".
@@ -401,12 +411,16 @@ def _legacy_id(session_id: str, seq: int) -> str:
 
 @st.composite
 def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
-    """A v0 log written in the legacy forms N1–N7 (mixed with v1 forms), with the expected upgrade.
+    """A v0 log written in the legacy forms N1–N5 and N7 (mixed with v1 forms), with the expected upgrade.
 
     The log is a valid v1 session rewritten backwards: each event is, by a draw, kept as is or put
-    in one of its legacy spellings.  Where a legacy form has no message id the edge mints
-    ``legacy-message:<id>:<seq>`` (and a rewriting tool result inherits its target's), so the
-    expected log is the v1 session with those ids.
+    in one of the spellings a released v0 writer used (a trigger is an object with a kind, a
+    steering message keeps its ``surfaceOp``, a legacy error reason carries its ``step`` and its
+    message and code or its whole failure record).  Where a legacy form has no message id the edge
+    mints ``legacy-message:<id>:<seq>`` (and a rewriting tool result inherits its target's), so the
+    expected log is the v1 session with those ids.  A crash-repair result for a call that never
+    started keeps its v1 form: its id names the call and its seq, which a minted id would not.
+    Header snapshots are written as they are (the edge does not canonicalise them).
     """
     builder = draw(sessions(max_actions=max_actions, closed=draw(st.booleans()), unknown_types=False))
     session_id = draw(st.sampled_from(["s-1", "sess-2026", "x"]))
@@ -421,7 +435,7 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
         type_, seq, data = raw["type"], raw["seq"], raw["data"]
         op = raw.get("surfaceOp")
         if type_ == "turn/start" and draw(legacy):
-            old["data"]["trigger"] = draw(st.sampled_from(["user", {"kind": "user"}, {"kind": "schedule", "id": 3}]))
+            old["data"]["trigger"] = copy.deepcopy(draw(TRIGGERS))
             forms.add("N1 trigger")
         elif type_ == "turn/end" and draw(legacy):
             # Give the turn a reason that has a legacy spelling, then spell it the legacy way.
@@ -440,8 +454,6 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
             else:
                 old["data"] = {"content": data["content"], "source": data["source"]}
                 new["data"]["id"] = _legacy_id(session_id, seq)
-            if form != "pre-identity" and draw(st.booleans()):
-                del old["surfaceOp"]
         elif type_ == "user/message" and draw(legacy):
             old["data"] = {"content": data["content"], "source": data["source"]}
             new["data"]["id"] = _legacy_id(session_id, seq)
@@ -460,7 +472,8 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
             forms.add("N4 assistant")
         elif type_ == "tool/result":
             target = op["start"] if isinstance(op, dict) else None
-            use_legacy = (target in legacy_result_ids) if target is not None else draw(legacy)
+            repaired = data.get("error", {}).get("code") == "TOOL_NOT_STARTED"
+            use_legacy = (target in legacy_result_ids) if target is not None else not repaired and draw(legacy)
             if use_legacy:
                 message = data["message"]
                 block = message["content"][0]
@@ -474,15 +487,9 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
                 legacy_result_ids[seq] = minted
                 new["data"]["message"]["id"] = minted
                 forms.add("N4 tool result" + (" rewrite" if target is not None else ""))
-        elif type_ == "request/header" and draw(st.sampled_from([True, True, False])):
-            header = old["data"]["header"]
-            if draw(st.booleans()):
-                header["messagePrefix"] = [{"role": "user", "content": [text_block("earlier")]}]
-                forms.add("N5 messagePrefix")
-            for key, empty in (("system", ""), ("tools", []), ("adapterDefaults", {})):
-                if key not in header and draw(st.booleans()):
-                    header[key] = empty
-                    forms.add("N6 non-canonical header")
+        elif type_ == "request/header" and draw(legacy):
+            old["data"]["header"]["messagePrefix"] = [{"role": "user", "content": [text_block("earlier")]}]
+            forms.add("N5 messagePrefix")
         elif type_ in ("compaction/start", "compaction/end", "compaction/summary") and draw(legacy):
             old["type"] = "compact/" + type_.split("/")[1]
             forms.add("N7 compact/*")
@@ -497,12 +504,20 @@ def v0_logs(draw: st.DrawFn, max_actions: int = 30) -> V0Case:
     )
 
 
+TRIGGERS = st.sampled_from([{"kind": "user"}, {"kind": "schedule", "id": 3}, {"kind": "webhook", "deliveryId": "d-1"}])
+"""The retired ``turn/start`` triggers (N1): objects with a non-empty ``kind``."""
+
 LEGACY_SPELLED_REASONS: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.sampled_from(["legacy", "disposed"]).map(lambda cause: {"kind": "aborted", "reason": {"kind": cause}}),
     st.builds(
         lambda message, code: {"kind": "error", "error": {"message": message, "code": code}},
         WORDS,
         st.sampled_from(["PROVIDER_ERROR", "UNKNOWN"]),
+    ),
+    st.builds(
+        lambda message, extra: {"kind": "error", "error": {"message": message, "code": "PROVIDER_OVERLOADED", **extra}},
+        WORDS,
+        st.sampled_from([{"status": 503}, {"requestId": "req-1"}, {"status": 429, "providerRetryAfterMs": 2000}]),
     ),
 )
 """The v1 turn-end reasons that v0 wrote differently (N2)."""
@@ -519,11 +534,14 @@ def _legacy_reason(draw: st.DrawFn, reason: Mapping[str, Any], forms: set[str]) 
         forms.add("N2 disposed")
         return {"kind": "disposed"}
     if kind == "error":
-        error = reason["error"]
-        failure = {"message": error["message"]} if error["code"] == "UNKNOWN" and draw(st.booleans()) else dict(error)
-        if draw(st.booleans()):
+        error = dict(reason["error"])
+        step = draw(st.integers(0, 3))
+        # A failure record beyond message and code was always written whole, as ``failure``.
+        if set(error) != {"message", "code"} or draw(st.booleans()):
             forms.add("N2 error failure")
-            return {"kind": "error", "step": draw(st.integers(1, 3)), "failure": failure}
+            return {"kind": "error", "step": step, "failure": error}
         forms.add("N2 error message/code")
-        return {"kind": "error", **failure}
+        flat = {"kind": "error", "step": step, "message": error["message"]}
+        # A missing code reads as UNKNOWN.
+        return flat if error["code"] == "UNKNOWN" and draw(st.booleans()) else {**flat, "code": error["code"]}
     return dict(reason)

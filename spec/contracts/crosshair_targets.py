@@ -51,10 +51,16 @@ def build_header(model: str, system: str | None, tools: int, defaults: int) -> J
     if tools == TOOLS_EMPTY:
         header["tools"] = ()
     elif tools == TOOLS_ONE:
-        header["tools"] = (MappingProxyType({"name": "read_file"}),)
+        header["tools"] = (_tool("read_file"),)
     elif tools == TOOLS_TWO:
-        header["tools"] = (MappingProxyType({"name": "read_file"}), MappingProxyType({"name": "bash"}))
+        header["tools"] = (_tool("read_file"), _tool("bash"))
     return MappingProxyType(header)
+
+
+def _tool(name: str) -> JsonObject:
+    """A tool offered to the model, as a released header spells it: name, description, parameters."""
+    parameters = MappingProxyType({"type": "object"})
+    return MappingProxyType({"name": name, "description": f"the {name} tool", "parameters": parameters})
 
 
 def _meaning(model: str, system: str | None, tools: int, defaults: int) -> tuple[object, ...]:
@@ -253,8 +259,9 @@ def decide_request_header_of(  # noqa: PLR0917 (CrossHair wants flat, plain para
 
 CALL_IDS = ("call-a", "call-b", "call-c")
 STEP_SCOPED = ("assistant/chunk", "assistant/message", "tool/call", "tool/result")
-TURN_SCOPED = ("todo/write", "request/header", "request/context", "tool/result")
-"""``tool/result`` here is a rewrite (a replace), which is turn-scoped, not step-scoped."""
+TURN_SCOPED = ("request/header", "request/context", "tool/result")
+"""``tool/result`` here is a rewrite (a replace), which is turn-scoped, not step-scoped.  (A
+``todo/write`` is not turn-scoped: the released rules let a todo list change anywhere.)"""
 
 
 def build_state(open_turn: int, last_turn: int, open_step: int, last_step: int, calls: int = 0) -> TraceState:
@@ -271,6 +278,14 @@ def build_state(open_turn: int, last_turn: int, open_step: int, last_step: int, 
 
 def _event(type_: str, data: dict[str, JsonValue], surface_op: Append | Replace | None = None) -> Event:
     return Event(type_, seq=1, time=0, data=MappingProxyType(data), surface_op=surface_op)
+
+
+def _tool_message(call_id: str) -> JsonObject:
+    """A tool result's message answering ``call_id``: one tool-result block with one text block."""
+    text: JsonObject = MappingProxyType({"type": "text", "text": "ok"})
+    block: JsonObject = MappingProxyType({"type": "tool-result", "toolCallId": call_id, "content": (text,), "isError": False})
+    source: JsonObject = MappingProxyType({"kind": "tool", "callId": call_id})
+    return MappingProxyType({"id": f"result-{call_id}", "role": "user", "source": source, "content": (block,)})
 
 
 def _consistent(open_turn: int, last_turn: int, open_step: int, last_step: int, calls: int = 0) -> bool:
@@ -383,14 +398,15 @@ def step_scoped_of(  # noqa: PLR0917 (CrossHair wants flat, plain parameters)
     data: dict[str, JsonValue] = {"turn": turn, "step": step}
     op: Append | None = None
     if type_ == "assistant/chunk":
-        data["chunk"] = MappingProxyType({})
+        data["chunk"] = MappingProxyType({"type": "text-delta", "index": 0, "text": "Hi"})
     elif type_ == "assistant/message":
+        source = MappingProxyType({"kind": "model", "provider": "deepseek", "model": "deepseek-chat"})
+        data["message"] = MappingProxyType({"id": "a", "role": "assistant", "content": (), "source": source})
         op = APPEND
     elif type_ == "tool/call":
         data.update(callId=call_id, name="read_file", arguments="{}")
     else:
-        source = MappingProxyType({"kind": "tool", "callId": call_id})
-        data["message"] = MappingProxyType({"id": "r", "role": "user", "source": source, "content": ()})
+        data["message"] = _tool_message(call_id)
         if not_started:
             data["error"] = MappingProxyType({"name": "ToolNotStartedError", "code": _trace.TOOL_NOT_STARTED})
         op = APPEND
@@ -406,5 +422,12 @@ def step_scoped_of(  # noqa: PLR0917 (CrossHair wants flat, plain parameters)
 def turn_scoped_of(open_turn: int, last_turn: int, open_step: int, last_step: int, kind: int) -> Transition:
     """A turn-scoped event (``TURN_SCOPED[kind]``; the ``tool/result`` one is a rewrite)."""
     type_ = TURN_SCOPED[kind]
-    event = _event(type_, {"turn": 1, "step": 1}, Replace(0, 0)) if type_ == "tool/result" else _event(type_, {})
+    route: dict[str, JsonValue] = {"provider": "deepseek", "model": "deepseek-chat"}
+    if type_ == "tool/result":
+        event = _event(type_, {"turn": 1, "step": 1, "message": _tool_message(CALL_IDS[0])}, Replace(0, 0))
+    elif type_ == "request/header":
+        header = MappingProxyType({"config": MappingProxyType(route)})
+        event = _event(type_, {"header": header, "reason": "initial"})
+    else:
+        event = _event(type_, route)
     return _step(build_state(open_turn, last_turn, open_step, last_step), event)

@@ -15,6 +15,7 @@ from sessionlog_spec.model import event as _event
 from sessionlog_spec.model import session as _session
 from sessionlog_spec.model.event import ENVELOPE_KEYS, KNOWN_EVENT_TYPES, Event, encode_event
 from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, json_equal
+from sessionlog_spec.model.relationships import SessionIdentity
 from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.violation import Violation
 
@@ -188,6 +189,8 @@ def seed_session(raws: Sequence[object]) -> SessionState | Violation:
     return _session.seed_session(raws)
 
 
-def fold_session(raws: Sequence[object]) -> SessionState | Violation:
+def fold_session(
+    raws: Sequence[object], *, identity: SessionIdentity | None = None, complete: bool = True
+) -> SessionState | Violation:
     """Validate a whole log (uncontracted: it is :func:`append_event` folded, which carries the contracts)."""
-    return _session.fold_session(raws)
+    return _session.fold_session(raws, identity=identity, complete=complete)

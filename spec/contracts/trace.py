@@ -10,11 +10,13 @@ from sessionlog_spec.contracts import ENABLED
 from sessionlog_spec.contracts._support import accepted
 from sessionlog_spec.model import trace as _trace
 from sessionlog_spec.model.event import Event, Replace
+from sessionlog_spec.model.json_value import is_safe_natural
 from sessionlog_spec.model.trace import TraceState
 from sessionlog_spec.model.violation import Violation
 
 STEP_SCOPED = ("assistant/chunk", "assistant/message", "tool/call", "tool/result")
-TURN_SCOPED = ("todo/write", "request/header", "request/context")
+TURN_SCOPED = ("request/header", "request/context")
+"""Turn-scoped bookkeeping (``todo/write`` is not: the released rules let a todo list change anywhere)."""
 
 
 def _get(event: Event, key: str) -> object:
@@ -115,34 +117,44 @@ def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:
     return _trace.trace_transition(state, event)
 
 
-def reason_is_known(event: Event) -> bool:
-    """INV-TRACE-3."""
+def _non_empty(value: object) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def reason_is_well_formed(event: Event) -> bool:
+    """INV-TRACE-3: a reason of a released kind has that kind's shape (an aborted turn names a known
+    cause, a hook abort its reason; an error turn its failure's message and code); a reason of any
+    other non-empty kind is owner-opaque."""
     if event.type != "turn/end":
         return True
     reason = _get(event, "reason")
-    if not isinstance(reason, Mapping):
+    if not isinstance(reason, Mapping) or not _non_empty(reason.get("kind")):
         return False
     kind = reason.get("kind")
     if kind == "aborted":
         cause = reason.get("reason")
-        return isinstance(cause, Mapping) and cause.get("kind") in ("user", "parent", "hook", "disposed", "legacy")
+        if not isinstance(cause, Mapping) or cause.get("kind") not in ("user", "parent", "hook", "disposed", "legacy"):
+            return False
+        return cause.get("kind") != "hook" or isinstance(cause.get("reason"), str)
     if kind == "error":
         error = reason.get("error")
-        return isinstance(error, Mapping) and isinstance(error.get("message"), str) and isinstance(error.get("code"), str)
-    return kind in ("completed", "blocked", "max-tokens", "interrupted")
+        return isinstance(error, Mapping) and _non_empty(error.get("message")) and _non_empty(error.get("code"))
+    if kind in ("completed", "blocked", "max-tokens", "interrupted"):
+        return set(reason) == {"kind"}
+    return True
 
 
-def bracket_numbers_are_positive(event: Event) -> bool:
-    """INV-TRACE-9."""
+def bracket_numbers_are_counts(event: Event) -> bool:
+    """INV-TRACE-9: turn and step in these payloads are counts (whether they name the open turn or
+    step is the trace's question)."""
     if event.type not in ("turn/start", "turn/end", "step/start", "step/end", "tool/call", "assistant/chunk"):
         return True
     keys = ("turn",) if event.type.startswith("turn/") else ("turn", "step")
-    values = [_get(event, k) for k in keys]
-    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
+    return all(is_safe_natural(_get(event, k)) for k in keys)
 
 
-@icontract.ensure(lambda event, result: result is not None or reason_is_known(event), "INV-TRACE-3", enabled=ENABLED)
-@icontract.ensure(lambda event, result: result is not None or bracket_numbers_are_positive(event), "INV-TRACE-9", enabled=ENABLED)
+@icontract.ensure(lambda event, result: result is not None or reason_is_well_formed(event), "INV-TRACE-3", enabled=ENABLED)
+@icontract.ensure(lambda event, result: result is not None or bracket_numbers_are_counts(event), "INV-TRACE-9", enabled=ENABLED)
 def trace_data_problem(event: Event) -> Violation | None:
     """What is wrong with a bracket or tool-call payload."""
     return _trace.trace_data_problem(event)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sessionlog_spec.contracts.log import append_event, seed_session
+from sessionlog_spec.model.repair import NOT_STARTED_TEXT
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session, text_block
@@ -46,9 +47,14 @@ def replacing(seq: int, start: int, end: int, *sources: int) -> RawEvent:
     return user(seq, op=replace(start, end), sourceEventSeqs=list(sources))
 
 
+CALL_NAME = "read_file"
+CALL_ARGUMENTS = '{"path": "a.py"}'
+"""The name and raw arguments of every call the fixtures advertise (a ``tool/call`` repeats both)."""
+
+
 def call_block(call_id: str) -> RawEvent:
     """A tool-call content block."""
-    return {"type": "tool-call", "id": call_id, "name": "read_file", "arguments": '{"path": "a.py"}'}
+    return {"type": "tool-call", "id": call_id, "name": CALL_NAME, "arguments": CALL_ARGUMENTS}
 
 
 def assistant_data(turn: int, step: int, calls: Sequence[str] = (), id_: str = "a1", text: str = "ok") -> RawEvent:
@@ -71,9 +77,38 @@ def result_data(
     return {"turn": turn, "step": step, "message": message}
 
 
+def not_started_data(turn: int, step: int, call_id: str, seq: int) -> RawEvent:
+    """The exact crash-repair result for ``call_id``, asked for but never started, written at ``seq``."""
+    data = result_data(turn, step, call_id, NOT_STARTED_TEXT, is_error=True, id_=f"interrupted-tool-result-{call_id}-{seq}")
+    return {**data, "error": {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}}
+
+
 def call_data(turn: int, step: int, call_id: str) -> RawEvent:
-    """A tool/call payload."""
-    return {"turn": turn, "step": step, "callId": call_id, "name": "read_file", "arguments": "{}"}
+    """A tool/call payload starting the call ``call_id`` as advertised by :func:`call_block`."""
+    return {"turn": turn, "step": step, "callId": call_id, "name": CALL_NAME, "arguments": CALL_ARGUMENTS}
+
+
+def compaction_start_data(compaction_id: str = "k1", turn: int | None = None) -> RawEvent:
+    """A ``compaction/start`` payload owned by ``turn`` (``None``: between turns)."""
+    return {"compactionId": compaction_id, "turn": turn}
+
+
+def summary_data(shadowed: Sequence[int], compaction_id: str = "k1") -> RawEvent:
+    """A ``compaction/summary`` payload of the open compaction ``compaction_id`` over the surface
+    span ``shadowed`` (its seqs, in surface order)."""
+    return {
+        "compactionId": compaction_id,
+        "summary": [text_block("Summary of earlier work.")],
+        "shadowedRange": {"start": shadowed[0], "end": shadowed[-1]},
+        "shadowedSeqs": list(shadowed),
+        "shadowedTokenCount": 40 * len(shadowed),
+        **PINNED,
+    }
+
+
+def title_data(title: str = "Fix the parser") -> RawEvent:
+    """A title the user typed: it cites no message, so it is valid anywhere in a log."""
+    return {"title": title, "messageSeqs": [], "source": {"kind": "user"}}
 
 
 def header_data(reason: str = "initial", **header: Any) -> RawEvent:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from model_cases import PINNED, code_of, ev, header_data, refusal, session
+from model_cases import PINNED, code_of, ev, header_data, refusal, session, title_data
 
 from sessionlog_spec.contracts.header import (
     canonical_header,
@@ -21,8 +21,8 @@ from sessionlog_spec.model.json_value import JsonObject, freeze, json_equal, tha
 from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.violation import Code
 
-TOOL_A = {"name": "read_file", "parameters": {"type": "object"}}
-TOOL_B = {"name": "write_file", "parameters": {"type": "object"}}
+TOOL_A = {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object"}}
+TOOL_B = {"name": "write_file", "description": "Write a file.", "parameters": {"type": "object"}}
 
 
 def frozen(value: dict[str, Any]) -> JsonObject:
@@ -86,7 +86,7 @@ def test_inv_hdr_1_full_snapshot_is_accepted() -> None:
         {"header": {"config": PINNED, "tools": {"read_file": {}}}, "reason": "initial"},
         {"header": {"config": PINNED, "tools": [{"description": "no name"}]}, "reason": "initial"},
         {"header": {"config": PINNED, "tools": [{"name": ""}]}, "reason": "initial"},
-        {"header": {"config": PINNED, "tools": [TOOL_A, TOOL_A]}, "reason": "initial"},
+        {"header": {"config": PINNED, "tools": [{"name": "read_file", "description": "reads"}]}, "reason": "initial"},
         {"header": {"config": {**PINNED, "reasoningEffort": ""}}, "reason": "initial"},
         {"header": {"config": {**PINNED, "maxTokens": 0}}, "reason": "initial"},
         {"header": {"config": {**PINNED, "maxTokens": "4096"}}, "reason": "initial"},
@@ -94,12 +94,30 @@ def test_inv_hdr_1_full_snapshot_is_accepted() -> None:
     ids=[
         "null", "array", "no-reason", "no-header", "extra-member", "starts-series-false", "header-null",
         "message-prefix", "system-array", "tools-object", "tool-without-name", "tool-empty-name",
-        "duplicate-tools", "empty-reasoning-effort", "zero-max-tokens", "string-max-tokens",
+        "tool-without-parameters", "empty-reasoning-effort", "zero-max-tokens", "string-max-tokens",
     ],
 )
 def test_inv_hdr_1_malformed_snapshot_is_refused(data: Any) -> None:
     """Anything but ``{header, reason, startsSeries?: true}`` with a well-formed header is refused."""
     assert problem(data) is Code.HEADER_INVALID
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        {"name": "read_file", "description": ""},
+        {**TOOL_A, "parameters": "object"},
+        {"name": "read_file", "parameters": {}},
+        {**TOOL_A, "strict": True},
+    ],
+    ids=["without-parameters", "parameters-string", "without-description", "extra-member"],
+)
+def test_inv_hdr_1_tool_schema_has_exactly_name_description_and_parameters(tool: dict[str, Any]) -> None:
+    """Each offered tool is ``{name, description, parameters}`` with an object for the parameters
+    (the payload table's part of the snapshot shape, reported with the header's code)."""
+    data = header_data(tools=[tool])
+    assert refusal(in_turn(), header_event(1, data)) is Code.HEADER_INVALID
+    assert refusal(in_turn(), header_event(1, header_data(tools=[TOOL_A]))) is None
 
 
 # -- INV-HDR-2: pinned ------------------------------------------------------------------------------------
@@ -276,9 +294,9 @@ def test_inv_hdr_8_latest_snapshot_is_the_header_in_force() -> None:
     raws = [
         ev("turn/start", 0, {"turn": 1}),
         header_event(1, {"header": thaw(H1), "reason": "initial"}),
-        ev("session/title", 2, {}),
+        ev("session/title", 2, title_data()),
         header_event(3, {"header": thaw(H2), "reason": "change"}),
-        ev("session/title", 4, {}),
+        ev("session/title", 4, title_data()),
     ]
     state = session(raws)
     assert state.header is not None and thaw(state.header) == thaw(H2)
@@ -288,7 +306,7 @@ def test_inv_hdr_8_latest_snapshot_is_the_header_in_force() -> None:
 
 def test_inv_hdr_8_no_snapshot_means_no_header_unless_one_is_carried_in() -> None:
     """Without a snapshot the fold gives ``None``, or the header it starts from (canonicalised)."""
-    raws = [ev("session/title", 0, {})]
+    raws = [ev("session/title", 0, title_data())]
     assert fold_request_header(_events(raws)) is None
     assert session(raws).header is None
     start = frozen({"config": dict(PINNED), "system": ""})

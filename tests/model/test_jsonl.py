@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
-from model_cases import code_of, ev, realistic, session, user
+from model_cases import code_of, ev, realistic, session, title_data, user
 
 from sessionlog_spec.contracts.jsonl import decode_jsonl, encode_jsonl, load_session
 from sessionlog_spec.model.event import Event, decode_event, encode_event
 from sessionlog_spec.model.json_value import as_object, freeze, thaw
 from sessionlog_spec.model.jsonl import DecodedLog
 from sessionlog_spec.model.load import LoadedSession, save_session
+from sessionlog_spec.model.relationships import SessionIdentity
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.crashes import STRAY_LINES, insert_stray_line
 
@@ -208,7 +210,7 @@ def test_inv_jsonl_4_faulty_row_before_a_turn_end_refuses_the_log_naming_it(bad:
 @pytest.mark.parametrize("bad", FAULTY_ROWS.values(), ids=FAULTY_ROWS.keys())
 def test_inv_jsonl_3_faulty_row_without_a_later_turn_end_is_dropped_with_its_suffix(bad: str) -> None:
     """Nothing after the damage proves it committed: the reader keeps the prefix, as after a crash."""
-    title = ev("session/title", 2, {"title": "t"})
+    title = ev("session/title", 2, title_data("t"))
     stored = text(*TURN) + bad + line(title)
     decoded = decode_jsonl(stored)
     assert isinstance(decoded, DecodedLog) and decoded.dropped_from_line == 4 and not decoded.dropped_torn_tail
@@ -219,7 +221,7 @@ def test_inv_jsonl_3_faulty_row_without_a_later_turn_end_is_dropped_with_its_suf
 
 def test_inv_jsonl_4_a_later_turn_end_after_several_rows_still_proves_the_commit() -> None:
     """The proving turn/end need not follow the faulty row directly; rows between are skipped."""
-    events = [ev("turn/start", 0, {"turn": 1}), ev("session/title", 1, {"title": "t"}), ev("session/title", 2, {"title": "u"})]
+    events = [ev("turn/start", 0, {"turn": 1}), ev("session/title", 1, title_data("t")), ev("session/title", 2, title_data("u"))]
     stored = (
         line(HEADER)
         + line(events[0])
@@ -249,14 +251,14 @@ def test_inv_jsonl_4_byte_order_mark_on_the_header_line_is_refused() -> None:
 
 def test_inv_jsonl_4_nan_inside_a_string_is_fine() -> None:
     """Only the bare constants are refused."""
-    stored = text(ev("session/title", 0, {"title": "NaN and Infinity"}))
+    stored = text(ev("session/title", 0, title_data("NaN and Infinity")))
     assert [e.type for e in loaded(stored).state.events] == ["session/title"]
 
 
 def test_inv_jsonl_4_a_huge_integer_is_judged_the_same_whatever_its_length() -> None:
     """A number too long for the interpreter's integer limit is still a number, refused as not lossless."""
     for digits in (30, 5000):
-        stored = text(ev("session/title", 0, {"title": "t", "n": int("9" * 30) if digits == 30 else 0}))
+        stored = text(ev("session/title", 0, {**title_data("t"), "n": int("9" * 30) if digits == 30 else 0}))
         stored = stored.replace('"n":' + ("9" * 30 if digits == 30 else "0"), '"n":' + "9" * digits)
         assert code_of(load_session(stored)) is Code.JSON_NOT_LOSSLESS
 
@@ -296,14 +298,14 @@ def test_inv_jsonl_5_duplicated_row_before_a_turn_end_refuses_the_log() -> None:
 
 def test_inv_jsonl_5_duplicated_last_row_is_dropped() -> None:
     """A retried final write (not a turn/end) is dropped like a torn one."""
-    title = ev("session/title", 2, {"title": "t"})
+    title = ev("session/title", 2, title_data("t"))
     result = loaded(text(*TURN, title, title))
     assert len(result.state.events) == 3 and result.dropped_torn_tail
 
 
 def test_inv_jsonl_5_log_must_start_at_seq_zero() -> None:
     """A log cut from the middle of another keeps nothing; with a turn/end in it, it is refused."""
-    decoded = decode_jsonl(text(ev("session/title", 1, {})))
+    decoded = decode_jsonl(text(ev("session/title", 1, title_data())))
     assert isinstance(decoded, DecodedLog) and decoded.events == () and decoded.dropped_from_line == 2
     assert (
         code_of(
@@ -455,7 +457,7 @@ def test_inv_jsonl_7_version_one_is_read_directly() -> None:
 
 def test_inv_jsonl_7_version_zero_goes_through_the_edge() -> None:
     """A v0 log is upgraded: the header says version 1 and v0 forms are normalised."""
-    v0_start = ev("turn/start", 0, {"turn": 1, "trigger": "user"}, time=5)
+    v0_start = ev("turn/start", 0, {"turn": 1, "trigger": {"kind": "user"}}, time=5)
     result = loaded(text(v0_start, TURN[1], header={**HEADER, "version": 0}))
     assert thaw(result.header) == HEADER
     assert encode_event(result.state.events[0]) == TURN[0]
@@ -490,7 +492,10 @@ def test_inv_jsonl_8_closed_log_loads_without_closers() -> None:
     """A realistic closed session needs no repair; saving and loading it is the identity."""
     state = realistic().state
     result = loaded(save_session(freeze(HEADER), state))  # type: ignore[arg-type]
-    assert result.closers == () and result.state == state
+    assert result.closers == ()
+    # The loaded session also knows the identity its header line gives it; nothing else differs.
+    assert result.state.relations.identity == SessionIdentity("s-1")
+    assert dataclasses.replace(result.state, relations=dataclasses.replace(result.state.relations, identity=None)) == state
 
 
 def test_inv_jsonl_4_a_later_turn_end_proves_the_commit_even_when_its_row_is_faulty() -> None:

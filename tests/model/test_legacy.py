@@ -19,7 +19,7 @@ from sessionlog_spec.contracts.legacy import upgrade_v0
 from sessionlog_spec.contracts.log import fold_session, seed_session
 from sessionlog_spec.model.json_value import JsonObject, freeze, json_equal, thaw
 from sessionlog_spec.model.legacy import StoredLog
-from sessionlog_spec.model.load import LoadedSession
+from sessionlog_spec.model.load import LoadedSession, identity_of
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import basic_header
@@ -431,7 +431,7 @@ def test_inv_legacy_6_log_left_invalid_by_the_edge_is_refused_with_the_v1_code()
 def test_inv_legacy_6_loading_a_v0_log_gives_the_upgraded_session() -> None:
     """Load runs the edge, then validates: the session equals the fold of the hand-written v1 log."""
     result = load_session(jsonl(V0_HEADER, V0_LOG))
-    expected = fold_session(V1_LOG)
+    expected = fold_session(V1_LOG, identity=identity_of({**V0_HEADER, "version": 1}))
     assert isinstance(result, LoadedSession) and isinstance(expected, SessionState)
     assert result.state == expected and result.closers == ()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -16,21 +17,22 @@ from model_cases import (
     refusal,
     result_data,
     session,
+    title_data,
     user,
 )
 
 from sessionlog_spec.contracts.jsonl import load_session
 from sessionlog_spec.contracts.log import append_event, decode_event, seed_session
 from sessionlog_spec.model.event import Append, Event, Replace, encode_event
-from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, json_equal
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, json_equal, thaw
 from sessionlog_spec.model.session import EMPTY_SESSION, END_SEED, SessionState
 from sessionlog_spec.model.violation import Code, Violation
 
-TITLE = {"title": "Fix the parser"}
+TITLE = title_data("Fix the parser")
 
 
 def title(seq: int = 0, **envelope: Any) -> dict[str, Any]:
-    """A plugin event valid anywhere: a session title."""
+    """A log-only event valid anywhere: a title the user typed (it cites no message)."""
     return ev("session/title", seq, dict(TITLE), **envelope)
 
 
@@ -41,7 +43,7 @@ def test_inv_log_1_minimal_envelope_is_accepted() -> None:
     """``{type, seq, time, data}`` decodes into an event with no optional members."""
     event = decode_event(title(3, time=9))
     assert isinstance(event, Event)
-    assert (event.type, event.seq, event.time, dict(event.data)) == ("session/title", 3, 9, TITLE)  # type: ignore[arg-type]
+    assert (event.type, event.seq, event.time, thaw(event.data)) == ("session/title", 3, 9, TITLE)
     assert (event.ignorable, event.surface_op, event.source_event_seqs) == (False, None, None)
 
 
@@ -228,11 +230,19 @@ def test_inv_log_6_unknown_ignorable_type_is_kept() -> None:
 
 
 @pytest.mark.parametrize(
-    "type_", ["model/selection", "session-log-deepseek/delivery-accepted", "subagent/model-selection-policy"]
+    "type_, data",
+    [
+        ("model/selection", {"provider": "deepseek", "model": "deepseek-chat"}),
+        ("session-log-deepseek/delivery-accepted", {"sessionId": "s", "throughSeq": 0}),
+        ("subagent/model-selection-policy", {"allowedModels": [{"provider": "deepseek", "model": "deepseek-chat"}]}),
+    ],
 )
-def test_inv_log_6_late_v0_inventory_types_are_known(type_: str) -> None:
-    """The three types of the frozen v0 inventory beyond the baseline are v1 vocabulary."""
-    assert refusal(EMPTY_SESSION, ev(type_, 0, {})) is None
+def test_inv_log_6_late_v0_inventory_types_are_known(type_: str, data: dict[str, Any]) -> None:
+    """The three types of the frozen v0 inventory beyond the baseline are v1 vocabulary: with their
+    released payload they are accepted without ``ignorable``, and without it they are refused for
+    the payload, not as unknown types."""
+    assert refusal(EMPTY_SESSION, ev(type_, 0, data)) is None
+    assert refusal(EMPTY_SESSION, ev(type_, 0, {"unexpected": 1})) is Code.PAYLOAD_INVALID
 
 
 def test_inv_log_6_vocabulary_is_checked_before_the_payload() -> None:
@@ -296,20 +306,32 @@ def _assistant(**change: Any) -> tuple[SessionState, dict[str, Any]]:
 
 def test_inv_log_8_assistant_message_is_accepted_with_usage_and_interrupted() -> None:
     """``usage`` and ``interrupted: true`` are the optional members."""
-    state, raw = _assistant(usage={"inputTokens": 10}, interrupted=True)
+    state, raw = _assistant(usage={"inputTokens": 10, "outputTokens": 3}, interrupted=True)
     after = append_event(state, raw)
     assert isinstance(after, SessionState) and after.surface.nodes == (2,) and after.pending_calls == 2
 
 
 @pytest.mark.parametrize(
     "change",
-    [{"extra": 1}, {"turn": 0}, {"step": "1"}, {"interrupted": False}, {"message": None}],
+    [
+        {"extra": 1}, {"turn": -1}, {"step": "1"}, {"step": 1.5}, {"interrupted": False}, {"message": None},
+        {"usage": {"inputTokens": 1}},
+    ],
     ids=repr,
 )
 def test_inv_log_8_malformed_assistant_data_is_refused(change: dict[str, Any]) -> None:
-    """Unknown members, non-positive numbers, ``interrupted: false`` and a missing message are refused."""
+    """Unknown members, turn and step that are not counts, ``interrupted: false``, a missing message
+    and incomplete usage are refused."""
     state, raw = _assistant(**change)
     assert refusal(state, raw) is Code.ASSISTANT_MESSAGE_INVALID
+
+
+@pytest.mark.parametrize("change", [{"turn": 0}, {"step": 0}], ids=repr)
+def test_inv_log_8_zero_turn_or_step_is_refused_by_the_trace(change: dict[str, Any]) -> None:
+    """Turn and step are counts in the payload (0 is well formed); a 0 names no open step, so the
+    trace refuses it."""
+    state, raw = _assistant(**change)
+    assert refusal(state, raw) is Code.EVENT_OUTSIDE_STEP
 
 
 @pytest.mark.parametrize(
@@ -322,18 +344,24 @@ def test_inv_log_8_malformed_assistant_data_is_refused(change: dict[str, Any]) -
         (("content", 1, "id"), ""),
         (("content", 1, "arguments"), {"path": "a.py"}),
         (("content", 1, "name"), 3),
-        (("content", 2, "id"), "c1"),
     ],
     ids=lambda v: repr(v),
 )
 def test_inv_log_8_malformed_assistant_message_is_refused(path: tuple[Any, ...], value: object) -> None:
-    """Role, model source with provider and model, and tool-call blocks with unique ids and raw arguments."""
+    """Role, model source with provider and model, and tool-call blocks with ids and raw arguments."""
     state, raw = _assistant()
     target = raw["data"]["message"]
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
     assert refusal(state, raw) is Code.ASSISTANT_MESSAGE_INVALID
+
+
+def test_inv_log_8_a_repeated_call_id_is_a_relationship_not_a_payload_rule() -> None:
+    """Two blocks with one id pass the payload rules; the relationship rules refuse the second advert."""
+    state, raw = _assistant()
+    raw["data"]["message"]["content"][2]["id"] = "c1"
+    assert refusal(state, raw) is Code.TOOL_CALL_ID_REPEATED
 
 
 # -- INV-LOG-9: tool results ---------------------------------------------------------------------------------
@@ -360,7 +388,7 @@ def test_inv_log_9_tool_result_with_error_and_meta_is_accepted() -> None:
     "mutate",
     [
         lambda d: d.update(extra=1),
-        lambda d: d.update(step=0),
+        lambda d: d.update(step=-1),
         lambda d: d.update(error={"name": "E"}),
         lambda d: d.update(error={"name": "E", "code": 3}),
         lambda d: d["message"].update(role="tool"),
@@ -374,7 +402,7 @@ def test_inv_log_9_tool_result_with_error_and_meta_is_accepted() -> None:
         lambda d: d["message"].update(content=[]),
     ],
     ids=[
-        "extra-member", "step-0", "error-without-code", "error-code-number", "role-tool", "source-user",
+        "extra-member", "step-negative", "error-without-code", "error-code-number", "role-tool", "source-user",
         "empty-call-id", "mismatched-call-id", "text-block", "is-error-string", "content-string",
         "two-blocks", "no-block",
     ],
@@ -384,6 +412,13 @@ def test_inv_log_9_malformed_tool_result_is_refused(mutate: Any) -> None:
     raw = _result()
     mutate(raw["data"])
     assert refusal(_after_call(), raw) is Code.TOOL_RESULT_INVALID
+
+
+def test_inv_log_9_zero_step_is_refused_by_the_trace() -> None:
+    """Step is a count in the payload (0 is well formed); a 0 names no open step, so the trace refuses it."""
+    raw = _result()
+    raw["data"]["step"] = 0
+    assert refusal(_after_call(), raw) is Code.EVENT_OUTSIDE_STEP
 
 
 # -- INV-LOG-10: the end-of-seed marker ---------------------------------------------------------------------
@@ -451,7 +486,8 @@ def test_inv_log_11_refused_seed_and_load_build_nothing() -> None:
     """A refused seed or load returns the violation, not a partial session."""
     assert isinstance(seed_session([title(0), title(1), ev("mode/set", 2, {})]), Violation)
     header = '{"type":"session","version":1,"id":"s","createdAt":0,"delegationDepth":0}\n'
-    text = header + '{"type":"session/title","seq":0,"time":0,"data":{}}\n{"type":"mode/set","seq":1,"time":0,"data":{}}\n'
+    titled = json.dumps({"type": "session/title", "seq": 0, "time": 0, "data": TITLE})
+    text = header + titled + '\n{"type":"mode/set","seq":1,"time":0,"data":{}}\n'
     assert code_of(load_session(text)) is Code.LEGACY_MODE_SET
 
 

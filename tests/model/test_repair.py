@@ -12,8 +12,10 @@ from model_cases import (
     open_step_with_pending,
     opened,
     realistic,
+    refusal,
     result_data,
     session,
+    title_data,
 )
 
 from sessionlog_spec.contracts.log import fold_session
@@ -21,6 +23,7 @@ from sessionlog_spec.contracts.repair import interrupted_turn_closers
 from sessionlog_spec.model.event import encode_event
 from sessionlog_spec.model.repair import NOT_STARTED_TEXT, OUTCOME_UNKNOWN_TEXT, repair
 from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 
 INTERRUPTED = {"kind": "interrupted"}
@@ -72,7 +75,7 @@ def test_inv_repair_1_closed_log_needs_no_closers() -> None:
 def test_inv_repair_1_empty_log_and_log_without_turns_need_no_closers() -> None:
     """No events, or only events outside turns, get nothing."""
     assert interrupted_turn_closers(()) == ()
-    assert interrupted_turn_closers(session([ev("session/title", 0, {})]).events) == ()
+    assert interrupted_turn_closers(session([ev("session/title", 0, title_data())]).events) == ()
 
 
 def test_inv_repair_1_open_turn_needs_closers() -> None:
@@ -108,11 +111,15 @@ def test_inv_repair_2_open_step_without_pending_calls_gets_step_end_and_turn_end
 
 
 def test_inv_repair_2_calls_of_an_ended_step_are_not_answered() -> None:
-    """A call left unanswered by a step that ended is forgotten at its step/end; only the turn is closed."""
+    """A step ends only once its calls are resolved, so a turn whose step ended gets no result and no
+    step/end: only the turn is closed."""
+    asked = [*opened(), ev("assistant/message", 2, assistant_data(1, 1, ["c1"]), surfaceOp="append")]
+    assert refusal(session(asked), ev("step/end", 3, {"turn": 1, "step": 1})) is Code.TOOL_CALL_UNRESOLVED
     raws = [
-        *opened(),
-        ev("assistant/message", 2, assistant_data(1, 1, ["c1"]), surfaceOp="append"),
-        ev("step/end", 3, {"turn": 1, "step": 1}),
+        *asked,
+        ev("tool/call", 3, call_data(1, 1, "c1")),
+        ev("tool/result", 4, result_data(1, 1, "c1"), surfaceOp="append"),
+        ev("step/end", 5, {"turn": 1, "step": 1}),
     ]
     assert [c["type"] for c in closers_of(session(raws))] == ["turn/end"]
 

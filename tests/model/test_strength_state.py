@@ -25,7 +25,7 @@ from model_cases import (
 )
 
 from sessionlog_spec.model.compaction import cut_balances
-from sessionlog_spec.model.event import APPEND, Event, Replace
+from sessionlog_spec.model.event import APPEND, Event, Replace, decode_event
 from sessionlog_spec.model.header import canonical_header
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.model.session import EMPTY_SESSION, append_event, fold_session
@@ -64,7 +64,7 @@ def test_inv_trace_6_a_chunk_naming_an_earlier_turn_with_the_open_step_number_is
             ev("step/start", 5, {"turn": 2, "step": 1}),
         ]
     )
-    chunk = ev("assistant/chunk", 6, {"turn": 1, "step": 1, "chunk": {"type": "text", "text": "h"}})
+    chunk = ev("assistant/chunk", 6, {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "h"}})
     assert code_of(append_event(state, chunk)) is Code.EVENT_OUTSIDE_STEP
 
 
@@ -157,6 +157,11 @@ def test_inv_log_5_a_whole_log_refusal_names_the_index() -> None:
 
 
 def test_inv_repair_2_a_started_call_nobody_asked_for_gets_no_closer() -> None:
-    state = session([*opened(), ev("tool/call", 2, call_data(1, 1, "c1"))])
-    closers = interrupted_turn_closers(state.events)
+    # A v1 log never holds such a call (the session refuses it); the repair scan, which reads any
+    # decoded events, still answers only calls the model asked for.
+    unasked = ev("tool/call", 2, call_data(1, 1, "c1"))
+    assert code_of(append_event(session(opened()), unasked)) is Code.TOOL_CALL_NOT_ADVERTISED
+    events = [decode_event(raw) for raw in [*opened(), unasked]]
+    assert all(isinstance(e, Event) for e in events)
+    closers = interrupted_turn_closers(events)  # type: ignore[arg-type]
     assert [c.type for c in closers] == ["step/end", "turn/end"]

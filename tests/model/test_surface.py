@@ -9,6 +9,7 @@ from model_cases import (
     assistant_data,
     call_data,
     code_of,
+    compaction_start_data,
     ev,
     opened,
     refusal,
@@ -16,6 +17,8 @@ from model_cases import (
     replacing,
     result_data,
     session,
+    summary_data,
+    title_data,
     user,
 )
 
@@ -55,6 +58,11 @@ def tool_step() -> list[dict[str, Any]]:
     ]
 
 
+def compacting() -> SessionState:
+    """A user message (seq 0) and a compaction opened between turns (seq 1)."""
+    return session([user(0), ev("compaction/start", 1, compaction_start_data())])
+
+
 def rewrite(seq: int, start: int, end: int, data: dict[str, Any], sources: list[int]) -> dict[str, Any]:
     """A tool-result replace."""
     return ev("tool/result", seq, data, surfaceOp=replace(start, end), sourceEventSeqs=sources)
@@ -64,22 +72,27 @@ def rewrite(seq: int, start: int, end: int, data: dict[str, Any], sources: list[
 
 
 @pytest.mark.parametrize(
-    "type_, data", [("turn/start", {"turn": 1}), ("compaction/summary", {"summary": []}), ("todo/write", {"todos": []})]
+    "type_, data",
+    [("turn/start", {"turn": 1}), ("compaction/summary", summary_data([0])), ("todo/write", {"todos": []})],
+    ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_inv_surf_1_surface_op_on_log_only_event_is_refused(type_: str, data: Any) -> None:
-    """A log-only event may not carry ``surfaceOp``."""
-    assert refusal(EMPTY_SESSION, ev(type_, 0, data, surfaceOp="append")) is Code.SURFACE_OP_FORBIDDEN
+    """A log-only event may not carry ``surfaceOp`` (each is accepted without it)."""
+    state = compacting()
+    assert refusal(state, ev(type_, 2, data)) is None
+    assert refusal(state, ev(type_, 2, data, surfaceOp="append")) is Code.SURFACE_OP_FORBIDDEN
 
 
 def test_inv_surf_1_sources_on_log_only_event_are_refused() -> None:
     """A log-only event may not carry ``sourceEventSeqs``."""
-    state = users(1)
-    assert refusal(state, ev("compaction/summary", 1, {"summary": []}, sourceEventSeqs=[0])) is Code.SOURCES_FORBIDDEN
+    state = compacting()
+    assert refusal(state, ev("compaction/summary", 2, summary_data([0]))) is None
+    assert refusal(state, ev("compaction/summary", 2, summary_data([0]), sourceEventSeqs=[0])) is Code.SOURCES_FORBIDDEN
 
 
 def test_inv_surf_1_surface_op_is_reported_before_sources() -> None:
     """With both members on a log-only event, the surfaceOp is reported."""
-    raw = ev("session/title", 1, {}, surfaceOp="append", sourceEventSeqs=[0])
+    raw = ev("session/title", 1, title_data(), surfaceOp="append", sourceEventSeqs=[0])
     assert refusal(users(1), raw) is Code.SURFACE_OP_FORBIDDEN
 
 
@@ -143,7 +156,7 @@ def test_inv_surf_3_other_spellings_are_refused(raw: object) -> None:
 
 def test_inv_surf_4_replace_start_must_be_on_surface() -> None:
     """A start that is not a surface node (a log-only event, or a seq past the log) is refused."""
-    state = session([user(0), ev("session/title", 1, {}), user(2)])
+    state = session([user(0), ev("session/title", 1, title_data()), user(2)])
     assert refusal(state, replacing(3, 1, 2, 1, 2)) is Code.REPLACE_START_NOT_ON_SURFACE
     assert refusal(state, replacing(3, 9, 2, 2)) is Code.REPLACE_START_NOT_ON_SURFACE
 
@@ -217,7 +230,7 @@ def test_inv_surf_5_source_checks_run_in_order() -> None:
 
 def test_inv_surf_5_sources_may_cite_log_only_events() -> None:
     """A source is any earlier event, not only a surface node (repair cites a ``tool/call``)."""
-    state = session([ev("session/title", 0, {}), user(1, sourceEventSeqs=[0])])
+    state = session([ev("session/title", 0, title_data()), user(1, sourceEventSeqs=[0])])
     assert state.events[1].source_event_seqs == (0,)
 
 
@@ -236,9 +249,10 @@ def test_inv_surf_6_replace_without_sources_is_refused() -> None:
 
 def test_inv_surf_6_replace_may_cite_more_than_it_shadows() -> None:
     """Extra earlier sources (the compaction summary event) are allowed."""
-    state = session([user(0), user(1), ev("compaction/summary", 2, {"summary": []})])
-    after = append_event(state, replacing(3, 0, 1, 0, 1, 2))
-    assert isinstance(after, SessionState) and after.surface.nodes == (3,)
+    opening = ev("compaction/start", 2, compaction_start_data())
+    state = session([user(0), user(1), opening, ev("compaction/summary", 3, summary_data([0, 1]))])
+    after = append_event(state, replacing(4, 0, 1, 0, 1, 3))
+    assert isinstance(after, SessionState) and after.surface.nodes == (4,)
 
 
 # -- INV-SURF-7: append goes to the tail --------------------------------------------------------------------
@@ -255,7 +269,7 @@ def test_inv_surf_7_append_puts_its_seq_at_the_tail() -> None:
 def test_inv_surf_7_log_only_event_leaves_the_surface_alone() -> None:
     """An event without surfaceOp does not touch the surface."""
     before = users(2)
-    after = append_event(before, ev("session/title", 2, {}))
+    after = append_event(before, ev("session/title", 2, title_data()))
     assert isinstance(after, SessionState) and after.surface is before.surface
 
 

@@ -11,11 +11,13 @@ from model_cases import (
     call_data,
     ev,
     header_data,
+    not_started_data,
     opened,
     refusal,
     replace,
     result_data,
     session,
+    title_data,
     user,
 )
 
@@ -57,6 +59,11 @@ def one_turn() -> list[dict[str, Any]]:
 def asked(seq: int, calls: list[str], turn: int = 1, step: int = 1) -> dict[str, Any]:
     """An assistant message asking for ``calls``."""
     return ev("assistant/message", seq, assistant_data(turn, step, calls, id_=f"a{seq}"), surfaceOp="append")
+
+
+def call(seq: int, call_id: str, turn: int = 1, step: int = 1) -> dict[str, Any]:
+    """A ``tool/call`` starting ``call_id`` as :func:`asked` advertised it."""
+    return ev("tool/call", seq, call_data(turn, step, call_id))
 
 
 def result(seq: int, call: str, turn: int = 1, step: int = 1, **data: Any) -> dict[str, Any]:
@@ -163,11 +170,15 @@ def test_inv_trace_3_known_reasons_are_accepted(reason: dict[str, Any]) -> None:
     [
         {"kind": "aborted"},
         {"kind": "aborted", "reason": {"kind": "timeout"}},
+        {"kind": "aborted", "reason": {"kind": "hook"}},
+        {"kind": "aborted", "reason": {"kind": "hook", "reason": 3}},
         {"kind": "aborted", "reason": "user"},
-        {"kind": "disposed"},
+        {"kind": "completed", "reason": {"kind": "user"}},
         {"kind": "error", "error": {"message": "boom"}},
+        {"kind": "error", "error": {"message": "", "code": "E"}},
         {"kind": "error", "failure": {"message": "boom", "code": "E"}},
-        {"kind": "cancelled"},
+        {"kind": ""},
+        {"kind": 3},
         {},
         "completed",
         None,
@@ -175,13 +186,28 @@ def test_inv_trace_3_known_reasons_are_accepted(reason: dict[str, Any]) -> None:
     ids=repr,
 )
 def test_inv_trace_3_other_reasons_are_refused(reason: object) -> None:
-    """Legacy and unknown reasons are refused (the v0 edge normalises the legacy ones before v1 sees them)."""
+    """A reason of a released kind without that kind's shape (a hook abort without its reason, an
+    error without its failure's code), and a reason with no kind, are refused (the v0 edge normalises
+    the legacy ones before v1 sees them)."""
     assert refusal(session([turn_start(0, 1)]), turn_end(1, 1, reason)) is Code.TURN_END_REASON_INVALID
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [{"kind": "disposed"}, {"kind": "cancelled"}, {"kind": "handed-off", "to": {"session": "s-2"}, "at": [1, 2]}],
+    ids=repr,
+)
+def test_inv_trace_3_reason_of_an_unknown_kind_is_owner_opaque(reason: dict[str, Any]) -> None:
+    """A reason whose kind is a non-empty string the released vocabulary does not name is kept as
+    owner-opaque JSON, whatever its other members."""
+    assert trace_data_problem(decoded(turn_end(1, 1, reason))) is None
+    state = session([turn_start(0, 1), turn_end(1, 1, reason)])
+    assert state.trace == TraceState(open_turn=None, last_turn=1)
 
 
 def test_inv_trace_3_reason_is_checked_before_the_bracket() -> None:
     """A bad reason on a turn/end with no open turn is reported as the bad reason (payload before trace)."""
-    assert refusal(EMPTY_SESSION, turn_end(0, 1, {"kind": "disposed"})) is Code.TURN_END_REASON_INVALID
+    assert refusal(EMPTY_SESSION, turn_end(0, 1, {"kind": "aborted"})) is Code.TURN_END_REASON_INVALID
 
 
 # -- INV-TRACE-4: step/start -------------------------------------------------------------------------------
@@ -255,22 +281,27 @@ def _chunk(seq: int, turn: int, step: int) -> dict[str, Any]:
     [
         lambda seq, t, s: asked(seq, [], t, s),
         _chunk,
-        lambda seq, t, s: ev("tool/call", seq, call_data(t, s, "c1")),
+        lambda seq, t, s: call(seq, "c1", t, s),
     ],
     ids=["assistant/message", "assistant/chunk", "tool/call"],
 )
 def test_inv_trace_6_step_scoped_event_outside_a_step_is_refused(make: Any) -> None:
-    """Model output and tool calls need the open step: not between steps, not naming another one."""
+    """Model output and tool calls need the open step: not between steps, not naming another one.
+    (Inside the step a ``tool/call`` also needs its advertised call, so the accepted case has one.)"""
     assert refusal(session([turn_start(0, 1)]), make(1, 1, 1)) is Code.EVENT_OUTSIDE_STEP
     assert refusal(session([*opened(), step_end(2, 1, 1)]), make(3, 1, 1)) is Code.EVENT_OUTSIDE_STEP
-    assert refusal(session(opened()), make(2, 1, 2)) is Code.EVENT_OUTSIDE_STEP
-    assert refusal(session(opened()), make(2, 1, 1)) is None
+    assert refusal(session([*opened(), asked(2, ["c1"])]), make(3, 1, 2)) is Code.EVENT_OUTSIDE_STEP
+    assert refusal(session([*opened(), asked(2, ["c1"])]), make(3, 1, 1)) is None
 
 
 def test_inv_trace_6_appended_tool_result_outside_its_step_is_refused() -> None:
-    """A result appended after its step ended (a call still pending) is refused."""
-    state = session([*opened(), asked(2, ["c1"]), ev("tool/call", 3, call_data(1, 1, "c1")), step_end(4, 1, 1)])
-    assert refusal(state, result(5, "c1")) is Code.EVENT_OUTSIDE_STEP
+    """A result must name the open step: one naming another step or turn, its call still pending, is
+    refused.  (A step never ends with a call pending, so a late result after its step is refused
+    earlier, by the surface balance.)"""
+    pending = session([*opened(), asked(2, ["c1"]), call(3, "c1")])
+    assert refusal(pending, result(4, "c1", step=2)) is Code.EVENT_OUTSIDE_STEP
+    assert refusal(pending, result(4, "c1", turn=2)) is Code.EVENT_OUTSIDE_STEP
+    assert refusal(pending, result(4, "c1")) is None
 
 
 # -- INV-TRACE-7: turn-scoped events ------------------------------------------------------------------------
@@ -279,7 +310,6 @@ def test_inv_trace_6_appended_tool_result_outside_its_step_is_refused() -> None:
 @pytest.mark.parametrize(
     "type_, data",
     [
-        ("todo/write", {"todos": [{"content": "Run the tests", "status": "pending"}]}),
         ("request/header", header_data()),
         ("request/context", {"provider": "deepseek", "model": "deepseek-chat", "contextWindow": 65536}),
     ],
@@ -292,8 +322,16 @@ def test_inv_trace_7_turn_scoped_event_needs_an_open_turn(type_: str, data: Any)
     assert refusal(session(opened()), ev(type_, 2, data)) is None
 
 
+def test_inv_trace_7_todo_write_needs_no_open_turn() -> None:
+    """A todo list may change anywhere: before the first turn, between turns and inside one."""
+    todo = {"todos": [{"content": "Run the tests", "status": "pending"}]}
+    assert refusal(EMPTY_SESSION, ev("todo/write", 0, todo)) is None
+    assert refusal(session(one_turn()), ev("todo/write", 4, todo)) is None
+    assert refusal(session(opened()), ev("todo/write", 2, todo)) is None
+
+
 def _answered() -> list[dict[str, Any]]:
-    return [*opened(), asked(2, ["c1"]), ev("tool/call", 3, call_data(1, 1, "c1")), result(4, "c1"), step_end(5, 1, 1)]
+    return [*opened(), asked(2, ["c1"]), call(3, "c1"), result(4, "c1"), step_end(5, 1, 1)]
 
 
 def _rewrite(seq: int) -> dict[str, Any]:
@@ -321,28 +359,30 @@ def test_inv_trace_8_result_needs_recorded_call_in_same_step() -> None:
 
 def test_inv_trace_8_result_after_recorded_call_is_accepted() -> None:
     """asked → tool/call → tool/result pairs up; the trace forgets the answered call."""
-    state = session([*opened(), asked(2, ["c1", "c2"]), ev("tool/call", 3, call_data(1, 1, "c1")), result(4, "c1")])
+    state = session([*opened(), asked(2, ["c1", "c2"]), call(3, "c1"), result(4, "c1")])
     assert state.trace.step_calls == frozenset()
     assert state.pending_calls == 1
 
 
 def test_inv_trace_8_call_recorded_in_an_earlier_step_does_not_pair() -> None:
-    """A result in step 2 for a call recorded in step 1 is refused."""
-    raws = [*opened(), asked(2, ["c1"]), ev("tool/call", 3, call_data(1, 1, "c1")), step_end(4, 1, 1), step_start(5, 1, 2)]
-    assert refusal(session(raws), result(6, "c1", step=2)) is Code.TOOL_RESULT_UNPAIRED
+    """A result in step 2 for a call id recorded in step 1 is refused: step 2 asks for the same id
+    again but records no tool/call for it, and step 1's record does not carry over."""
+    raws = [*_answered(), step_start(6, 1, 2), asked(7, ["c1"], step=2)]
+    assert refusal(session(raws), result(8, "c1", step=2)) is Code.TOOL_RESULT_UNPAIRED
 
 
 def test_inv_trace_8_a_call_is_answered_once() -> None:
     """A second result for an answered call is refused while another call is still pending."""
-    raws = [*opened(), asked(2, ["c1", "c2"]), ev("tool/call", 3, call_data(1, 1, "c1")), result(4, "c1")]
+    raws = [*opened(), asked(2, ["c1", "c2"]), call(3, "c1"), result(4, "c1")]
     assert refusal(session(raws), result(5, "c1")) is Code.TOOL_RESULT_UNPAIRED
 
 
 def test_inv_trace_8_synthetic_not_started_result_needs_no_call() -> None:
     """The crash-repair result for a call that never started pairs without a tool/call."""
-    error = {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"}
-    state = session([*opened(), asked(2, ["c1"]), result(3, "c1", error=error)])
+    repaired = ev("tool/result", 3, not_started_data(1, 1, "c1", 3), surfaceOp="append")
+    state = session([*opened(), asked(2, ["c1"]), repaired])
     assert state.pending_calls == 0
+    assert state.trace.step_calls == frozenset()
 
 
 def test_inv_trace_8_other_error_codes_still_need_a_call() -> None:
@@ -358,11 +398,12 @@ def test_inv_trace_8_other_error_codes_still_need_a_call() -> None:
     "type_, data",
     [
         ("turn/start", {"turn": 1, "trigger": "user"}),
-        ("turn/start", {"turn": 0}),
+        ("turn/start", {"turn": -1}),
         ("turn/start", {"turn": "1"}),
         ("turn/start", {}),
         ("turn/end", {"turn": 1}),
-        ("step/start", {"turn": 1, "step": 0}),
+        ("step/start", {"turn": 1, "step": -1}),
+        ("step/end", {"turn": True, "step": 1}),
         ("step/start", {"turn": 1, "step": 1.5}),
         ("step/end", {"step": 1}),
         ("tool/call", {"turn": 1, "step": 1, "callId": "", "name": "read_file", "arguments": "{}"}),
@@ -375,11 +416,37 @@ def test_inv_trace_8_other_error_codes_still_need_a_call() -> None:
     ids=repr,
 )
 def test_inv_trace_9_malformed_bracket_or_call_payload_is_refused(type_: str, data: Any) -> None:
-    """Exactly the listed members, positive integer turn and step, string callId, name and arguments."""
+    """Exactly the listed members, turn and step counts, string callId, name and arguments."""
     event = decoded(ev(type_, 2, data))
     problem = trace_data_problem(event)
     assert problem is not None and problem.code is Code.TRACE_DATA_INVALID
     assert refusal(session(opened()), ev(type_, 2, data)) is Code.TRACE_DATA_INVALID
+
+
+_HI = {"type": "text-delta", "index": 0, "text": "Hi"}
+
+
+@pytest.mark.parametrize(
+    "before, type_, data, code",
+    [
+        ([], "turn/start", {"turn": 0}, Code.TURN_NUMBER),
+        ([turn_start(0, 1)], "turn/end", {"turn": 0, "reason": COMPLETED}, Code.TURN_END_MISMATCH),
+        ([turn_start(0, 1)], "step/start", {"turn": 0, "step": 1}, Code.STEP_OUTSIDE_TURN),
+        ([turn_start(0, 1)], "step/start", {"turn": 1, "step": 0}, Code.STEP_NUMBER),
+        (opened(), "step/end", {"turn": 1, "step": 0}, Code.STEP_END_MISMATCH),
+        ([*opened(), asked(2, ["c1"])], "tool/call", call_data(1, 0, "c1"), Code.EVENT_OUTSIDE_STEP),
+        (opened(), "assistant/chunk", {"turn": 0, "step": 1, "chunk": _HI}, Code.EVENT_OUTSIDE_STEP),
+    ],
+    ids=lambda v: repr(v) if not isinstance(v, list) else f"after-{len(v)}",
+)
+def test_inv_trace_9_zero_turn_or_step_is_a_count_the_trace_refuses(
+    before: list[dict[str, Any]], type_: str, data: Any, code: Code
+) -> None:
+    """Turn and step are counts in these payloads, so 0 is well formed; no turn or step is numbered
+    0, so the trace refuses it with its bracket or scope code."""
+    candidate = ev(type_, len(before), data)
+    assert trace_data_problem(decoded(candidate)) is None
+    assert refusal(session(before), candidate) is code
 
 
 @pytest.mark.parametrize(
@@ -421,7 +488,7 @@ def test_inv_trace_10_non_bracket_events_leave_the_trace_alone() -> None:
     """A user message or a title does not change the trace."""
     state = TraceState(open_turn=1, last_turn=1)
     assert trace_transition(state, decoded(user(1))) == state
-    assert trace_transition(state, decoded(ev("session/title", 1, {}))) == state
+    assert trace_transition(state, decoded(ev("session/title", 1, title_data()))) == state
 
 
 def test_inv_trace_10_inconsistent_trace_state_is_rejected_by_the_contract() -> None:
@@ -432,7 +499,7 @@ def test_inv_trace_10_inconsistent_trace_state_is_rejected_by_the_contract() -> 
 
 def test_inv_trace_10_session_trace_matches_its_log() -> None:
     """A session's tracked trace equals the trace folded from its events."""
-    state = session([*opened(), asked(2, ["c1"]), ev("tool/call", 3, call_data(1, 1, "c1"))])
+    state = session([*opened(), asked(2, ["c1"]), call(3, "c1")])
     folded = TraceState()
     for event in state.events:
         step = trace_transition(folded, event)

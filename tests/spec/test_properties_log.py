@@ -217,7 +217,8 @@ def test_inv_compact_6_tracked_pending_count_equals_tail_balance(builder: Sessio
     ids=["object-kind", "array-of-object-kind", "object-cause-kind"],
 )
 def test_inv_trace_3_turn_end_with_object_reason_kind_is_refused_not_crashing(reason: dict[str, object]) -> None:
-    """``turn_end_reason_problem`` tests ``kind not in TURN_END_KINDS`` (a frozenset) on a frozen JSON value."""
+    """The reason union looks its kind up among the released kinds (an unknown string kind is
+    owner-opaque); a kind that is a frozen object or array is refused, not a crash."""
     builder = SessionBuilder()
     builder.turn_start()
     candidate = {"type": "turn/end", "seq": 1, "time": 0, "data": {"turn": 1, "reason": reason}}

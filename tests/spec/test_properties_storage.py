@@ -16,7 +16,6 @@ import strategies as S
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
-from sessionlog_spec.contracts import header as header_c
 from sessionlog_spec.contracts import jsonl as jsonl_c
 from sessionlog_spec.contracts import legacy as legacy_c
 from sessionlog_spec.contracts import log as log_c
@@ -220,7 +219,8 @@ def test_inv_repair_5_repair_is_idempotent_and_its_output_passes_the_trace_rules
 
 
 def legacy_forms_in(events: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Every legacy form of N1–N7 found in ``events`` (empty for a clean v1 log)."""
+    """Every legacy form of N1–N5 and N7 found in ``events`` (empty for a clean v1 log).  A
+    non-canonical header snapshot is no legacy form: the edge keeps snapshots as written."""
     found: list[str] = []
     for e in events:
         type_, data = e.get("type"), e.get("data")
@@ -242,23 +242,14 @@ def legacy_forms_in(events: Sequence[Mapping[str, Any]]) -> list[str]:
         if type_ in ("assistant/message", "tool/result") and "message" not in data:
             found.append(f"pre-identity {type_}")
         header = data.get("header")
-        if type_ == "request/header" and isinstance(header, Mapping):
-            if "messagePrefix" in header:
-                found.append("messagePrefix")
-            if not json_equal(header_c.canonical_header(header), header):
-                found.append("non-canonical header")
+        if type_ == "request/header" and isinstance(header, Mapping) and "messagePrefix" in header:
+            found.append("messagePrefix")
     return found
-
-
-def _renames_non_object_payload(case: S.V0Case) -> bool:
-    """The edge does not rename ``compact/*`` events whose data is not an object (model bug, see below)."""
-    return any(e.get("type") in COMPACT_RENAMES and not isinstance(e.get("data"), Mapping) for e in case.v0.events)
 
 
 @PROPERTIES
 @given(S.v0_logs())
 def test_inv_legacy_5_inv_legacy_6_inv_legacy_8_v0_edge_converts_to_the_expected_clean_v1_log(case: S.V0Case) -> None:
-    assume(not _renames_non_object_payload(case))
     for form in sorted(case.forms):
         event(form)
     assert legacy_forms_in(case.v0.events) or not case.forms
@@ -277,7 +268,6 @@ def test_inv_legacy_5_inv_legacy_6_inv_legacy_8_v0_edge_converts_to_the_expected
 @PROPERTIES
 @given(S.v0_logs())
 def test_inv_legacy_7_v0_edge_is_idempotent(case: S.V0Case) -> None:
-    assume(not _renames_non_object_payload(case))
     once = legacy_c.upgrade_v0(case.v0)
     assert isinstance(once, StoredLog), once
     assert legacy_c.upgrade_v0(once) == once
@@ -293,7 +283,6 @@ def test_inv_legacy_7_v0_edge_is_idempotent(case: S.V0Case) -> None:
 @PROPERTIES
 @given(S.v0_logs())
 def test_inv_jsonl_7_inv_legacy_6_loading_a_v0_file_gives_the_upgraded_repaired_session(case: S.V0Case) -> None:
-    assume(not _renames_non_object_payload(case))
     text = "".join(encode_line(json_thaw(x)) + "\n" for x in (case.v0.header, *case.v0.events))
     loaded = jsonl_c.load_session(text)
     assert isinstance(loaded, LoadedSession), loaded
@@ -318,27 +307,32 @@ def _v0(*events: dict[str, Any]) -> StoredLog:
     return StoredLog(header, tuple(e for e in (as_object(freeze(x)) for x in events) if e is not None))
 
 
+COMPACT_START = {"compactionId": "k1", "turn": None}
+"""A ``compaction/start`` payload valid in v0 and v1 alike."""
+
+
 @pytest.mark.parametrize("ignorable", [False, True])
 def test_inv_legacy_8_compact_rename_does_not_depend_on_the_payload(ignorable: bool) -> None:
-    """N7 renames every ``compact/*`` event; a v1 ``compaction/start`` with ``data: null`` is valid.
-
-    Today ``normalise_event`` returns the raw event unchanged when ``data`` is not an object, so
-    the edge refuses the log as UNKNOWN_EVENT_TYPE, or with ``ignorable: true`` lets ``compact/start``
-    through into the v1 output (an INV-LEGACY-8 violation; the contract raises).
-    """
-    raw: dict[str, Any] = {"type": "compact/start", "seq": 0, "time": 0, "data": None}
-    if ignorable:
-        raw["ignorable"] = True
-    upgraded = legacy_c.upgrade_v0(_v0(raw))
+    """N7 renames every ``compact/*`` event before its payload is read: a well-formed one becomes
+    ``compaction/start``; one whose data is not an object is refused as a malformed source of the
+    renamed type (not as an unknown type, and never passed through as ``compact/start``, even
+    ignorable)."""
+    envelope: dict[str, Any] = {"ignorable": True} if ignorable else {}
+    upgraded = legacy_c.upgrade_v0(_v0({"type": "compact/start", "seq": 0, "time": 0, "data": COMPACT_START, **envelope}))
     assert isinstance(upgraded, StoredLog), upgraded
     assert upgraded.events[0].get("type") == "compaction/start"
+    refused = legacy_c.upgrade_v0(_v0({"type": "compact/start", "seq": 0, "time": 0, "data": None, **envelope}))
+    assert isinstance(refused, Violation) and refused.code is Code.LEGACY_SOURCE_INVALID, refused
+    assert "compaction/start" in refused.message
 
 
 def test_inv_legacy_8_v1_equivalent_of_the_compact_case_is_valid() -> None:
-    """The other half of the bug report: the renamed event is a valid v1 event."""
-    assert isinstance(
-        log_c.append_event(EMPTY_SESSION, {"type": "compaction/start", "seq": 0, "time": 0, "data": None}), SessionState
-    )
+    """The renamed event is judged as the v1 event it became: valid with its released payload,
+    refused for the payload with ``data: null``."""
+    raw = {"type": "compaction/start", "seq": 0, "time": 0, "data": COMPACT_START}
+    assert isinstance(log_c.append_event(EMPTY_SESSION, raw), SessionState)
+    refused = log_c.append_event(EMPTY_SESSION, {**raw, "data": None})
+    assert isinstance(refused, Violation) and refused.code is Code.PAYLOAD_INVALID
 
 
 def test_inv_legacy_8_unconvertible_ignorable_steering_message_is_refused_not_passed_through() -> None:

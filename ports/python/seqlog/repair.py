@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from seqlog.event import APPEND, Event
+from seqlog.event import APPEND, Event, Replace
 from seqlog.jsonvalue import FrozenObject, as_int, as_object, freeze
 from seqlog.messages import tool_call_ids, tool_result_call_id
 
@@ -76,7 +76,8 @@ class OpenTail:
             known = self.pending.get(started) if isinstance(started, str) else None
             if known is not None:
                 self.pending[known.call_id] = PendingCall(known.call_id, known.step, event.seq)
-        elif type_ == "tool/result":
+        elif type_ == "tool/result" and not isinstance(event.surface_op, Replace):
+            # Only an appended result answers a call; a rewrite restates one already answered.
             self.pending.pop(tool_result_call_id(event) or "", None)
 
     def closers(self) -> tuple[Event, ...]:

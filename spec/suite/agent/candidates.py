@@ -563,10 +563,18 @@ def header_starts_series_false(builder: SessionBuilder, rng: random.Random) -> o
 
 
 @candidate(Code.HEADER_INVALID, "append")
-def header_duplicate_tools(builder: SessionBuilder, rng: random.Random) -> object:
-    """A header listing the same tool twice."""
+def header_tool_without_parameters(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header whose tool schema lacks ``parameters`` (or has a member a tool schema does not have)."""
     b = _in_turn(builder)
-    return None if b is None else _header_event(b, basic_header(tools=("read_file", "read_file")))
+    if b is None:
+        return None
+    header = basic_header(tools=("read_file", "grep"))
+    tool = header["tools"][rng.randrange(2)]
+    if rng.random() < 0.5:
+        del tool["parameters"]
+    else:
+        tool["strict"] = True
+    return _header_event(b, header)
 
 
 @candidate(Code.HEADER_NOT_PINNED, "append")

@@ -28,7 +28,7 @@ PRESENTATIONS = ("canonical", "reordered", "empty-system", "empty-tools", "unmar
 PROBES = ("fold", "fold_non_canonical", "bad_header")
 EMPTY_MEMBERS = {"empty-system": "system", "empty-tools": "tools", "unmarked-defaults": "adapterDefaults"}
 """Non-canonical presentations by the member each one spells out empty."""
-BAD_HEADERS = ("unpinned", "unknown-member", "duplicate-tools", "system-not-text")
+BAD_HEADERS = ("unpinned", "unknown-member", "tool-without-parameters", "system-not-text")
 TOOLS_ONLY = ("tool-added", "tool-removed", "description-revised")
 """Ways the next request's header can differ from the latest snapshot in its tool list alone."""
 
@@ -55,9 +55,8 @@ def broken(header: dict[str, Any], how: str) -> dict[str, Any]:
         out["config"] = {k: v for k, v in header["config"].items() if k != "model"}
     elif how == "unknown-member":
         out["messagePrefix"] = []
-    elif how == "duplicate-tools":
-        tool = {"name": "read_file", "description": "the read_file tool"}
-        out["tools"] = [tool, dict(tool)]
+    elif how == "tool-without-parameters":
+        out["tools"] = [{"name": "read_file", "description": "the read_file tool"}]
     else:
         out["system"] = ["You are terse."]
     return out
