@@ -124,7 +124,7 @@ def test_refusals_name_the_line(data: bytes, code: Code, where: str) -> None:
 
 def test_v0_logs_are_upgraded_on_load() -> None:
     v0 = {"type": "session", "version": 0, "id": "old", "createdAt": 0, "delegationDepth": 0}
-    events = [{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1, "trigger": "user"}}]
+    events = [{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1, "trigger": {"kind": "user"}}}]
     loaded = load_bytes(_line(v0) + _line(events[0]))
     assert loaded.version == 0 and loaded.header["version"] == 1
     assert loaded.session.events[0].data == {"turn": 1}
@@ -310,7 +310,7 @@ def test_invalid_utf8_reads_as_replacement_characters() -> None:
 def test_v0_logs_read_packed_rows_and_ranges() -> None:
     v0 = {"type": "session", "version": 0, "id": "old", "createdAt": 0, "delegationDepth": 0}
     rows = [
-        {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1, "trigger": "user"}},
+        {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1, "trigger": {"kind": "user"}}},
         {"type": "step/start", "seq": 1, "time": 1, "data": {"turn": 1, "step": 1}},
         {
             "type": "reasoning-chunks",

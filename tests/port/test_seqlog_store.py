@@ -347,7 +347,7 @@ def _v0_dir(directory: Path, *events: dict[str, object]) -> Path:
 
 
 def test_a_v0_session_is_upgraded_into_a_new_file(tmp_path: Path) -> None:
-    v0 = _v0_dir(tmp_path / "s", {"type": "turn/start", "seq": 0, "time": 3, "data": {"turn": 1, "trigger": "user"}})
+    v0 = _v0_dir(tmp_path / "s", {"type": "turn/start", "seq": 0, "time": 3, "data": {"turn": 1, "trigger": {"kind": "user"}}})
     original = v0.read_bytes()
     store = SessionStore.open(tmp_path / "s")
     assert store.path.name == "events.v1.jsonl"

@@ -321,6 +321,10 @@ def _read(data: bytes | str, clock: Clock | None) -> ReadLog:
                 session.commit(session.validate(raw))
             except SeqlogError as error:
                 raise error.at(f"line {number}") from None
+        try:
+            session.check_complete()
+        except SeqlogError as error:
+            raise error.at(f"line {scanned.lines[-1]}") from None
     else:
         upgraded, session = upgrade_with_session(StoredLog(header, tuple(scanned.events)))
         header = FrozenObject(upgraded.header)

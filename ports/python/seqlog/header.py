@@ -78,14 +78,10 @@ def check_header_shape(header: object) -> None:
         tools = as_array(obj["tools"])
         if tools is None:
             raise SeqlogError(Code.HEADER_INVALID, "request/header tools must be an array")
-        names: set[str] = set()
         for tool in tools:
             name = tool.get("name") if isinstance(tool, Mapping) else None
             if not isinstance(name, str) or name == "":
                 raise SeqlogError(Code.HEADER_INVALID, "request/header tools must be objects with a name")
-            if name in names:
-                raise SeqlogError(Code.HEADER_INVALID, "request/header tool names must be unique")
-            names.add(name)
 
 
 def check_header_event(data: object) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from seqlog.errors import Code, SeqlogError
 from seqlog.event import Event
-from seqlog.jsonvalue import as_array, as_object, is_nonempty_string, is_positive
+from seqlog.jsonvalue import as_array, as_object, is_nonempty_string, is_safe_natural
 
 ASSISTANT_DATA_KEYS = frozenset({"turn", "step", "message", "usage", "interrupted"})
 TOOL_RESULT_DATA_KEYS = frozenset({"turn", "step", "message", "error", "meta"})
@@ -31,14 +31,15 @@ def _message_problem(message: object, role: str) -> str | None:
     return None
 
 
-def _positive_int(value: object) -> bool:
-    # JSON has one number type: 3.0 names turn 3 here as it does in the bracket events.
-    return is_positive(value)
+def _count(value: object) -> bool:
+    # JSON has one number type: 3.0 names turn 3 here as it does in the bracket events.  Whether the
+    # number names the open turn or step is the trace's question, so 0 passes here.
+    return is_safe_natural(value)
 
 
 def _turn_step_problem(data: Mapping[str, Any]) -> str | None:
-    if not _positive_int(data.get("turn")) or not _positive_int(data.get("step")):
-        return "turn and step must be positive integers"
+    if not _count(data.get("turn")) or not _count(data.get("step")):
+        return "turn and step must be non-negative integers"
     return None
 
 
@@ -65,7 +66,6 @@ def _assistant_problem(data: object) -> str | None:
         return "message must have a model source with provider and model"
     if "interrupted" in obj and obj["interrupted"] is not True:
         return "interrupted must be absent or true"
-    ids: list[str] = []
     for block in message["content"]:
         if block.get("type") != "tool-call":
             continue
@@ -73,9 +73,6 @@ def _assistant_problem(data: object) -> str | None:
             return "tool-call block lacks an id"
         if not isinstance(block.get("name"), str) or not isinstance(block.get("arguments"), str):
             return "tool-call block needs a string name and raw string arguments"
-        ids.append(block["id"])
-    if len(set(ids)) != len(ids):
-        return "tool-call block ids must be unique within a message"
     return None
 
 

@@ -10,25 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from seqlog.errors import Code, SeqlogError
 from seqlog.event import Event, Replace
-from seqlog.jsonvalue import as_int, as_object, is_positive
+from seqlog.jsonvalue import as_int
 from seqlog.messages import tool_result_call_id, tool_result_error_code
+from seqlog.payloads import TRACE_TYPES, payload_members, payload_problem
 
-TRACE_DATA_KEYS: dict[str, frozenset[str]] = {
-    "turn/start": frozenset({"turn"}),
-    "turn/end": frozenset({"turn", "reason"}),
-    "step/start": frozenset({"turn", "step"}),
-    "step/end": frozenset({"turn", "step"}),
-    "tool/call": frozenset({"turn", "step", "callId", "name", "arguments"}),
-    "assistant/chunk": frozenset({"turn", "step", "chunk"}),
-}
+TRACE_DATA_KEYS: dict[str, frozenset[str]] = {event_type: payload_members(event_type) for event_type in sorted(TRACE_TYPES)}
+"""The members of each bracket, chunk and tool-call payload (all required; their shapes are the schema's)."""
 STEP_SCOPED = frozenset({"assistant/chunk", "assistant/message", "tool/call", "tool/result"})
-TURN_SCOPED = frozenset({"todo/write", "request/header", "request/context"})
-TURN_END_KINDS = frozenset({"completed", "aborted", "blocked", "error", "max-tokens", "interrupted"})
-ABORT_CAUSES = frozenset({"user", "parent", "hook", "disposed", "legacy"})
+TURN_SCOPED = frozenset({"request/header", "request/context"})
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 
 
@@ -48,44 +40,22 @@ CLOSED = Brackets()
 
 
 def check_trace_data(event: Event) -> None:
-    """Refuse a bracket or tool-call payload of the wrong shape; other types pass."""
-    keys = TRACE_DATA_KEYS.get(event.type)
-    if keys is None:
+    """Refuse a bracket, chunk or tool-call payload that is not exactly its type's payload; other types pass.
+
+    The payload is checked against its published schema (:mod:`seqlog.payloads`): a problem in a
+    ``turn/end`` reason is ``TURN_END_REASON_INVALID`` (an unknown non-empty kind is owner-opaque;
+    an abort by a hook carries a string ``reason``), any other ``TRACE_DATA_INVALID``.  Turn and
+    step numbers are counts here; whether they name the open turn and step is :func:`advance`'s
+    question.
+    """
+    if event.type not in TRACE_TYPES:
         return
-    where = f"{event.type} at seq {event.seq}"
-    data = as_object(event.data)
-    if data is None or data.keys() != keys:
-        raise SeqlogError(Code.TRACE_DATA_INVALID, f"{where} data must have exactly {sorted(keys)}")
-    if not is_positive(data["turn"]) or ("step" in keys and not is_positive(data["step"])):
-        raise SeqlogError(Code.TRACE_DATA_INVALID, f"{where} turn/step must be positive integers")
-    if event.type == "tool/call" and not (
-        isinstance(data["callId"], str)
-        and data["callId"] != ""
-        and isinstance(data["name"], str)
-        and isinstance(data["arguments"], str)
-    ):
-        raise SeqlogError(Code.TRACE_DATA_INVALID, f"tool/call at seq {event.seq} needs string callId, name, arguments")
-    if event.type == "turn/end":
-        _check_turn_end_reason(event.seq, data)
-
-
-def _check_turn_end_reason(seq: int, data: Mapping[str, Any]) -> None:
-    reason = as_object(data["reason"])
-    kind = reason.get("kind") if reason is not None else None
-    problem = None
-    if reason is None or not (isinstance(kind, str) and kind in TURN_END_KINDS):
-        problem = f"unknown kind {kind!r}"
-    elif kind == "aborted":
-        cause = as_object(reason.get("reason"))
-        cause_kind = cause.get("kind") if cause is not None else None
-        if not (isinstance(cause_kind, str) and cause_kind in ABORT_CAUSES):
-            problem = "aborted needs a reason whose kind is user, parent, hook, disposed or legacy"
-    elif kind == "error":
-        error = as_object(reason.get("error"))
-        if error is None or not isinstance(error.get("message"), str) or not isinstance(error.get("code"), str):
-            problem = "error needs an error with string message and code"
-    if problem is not None:
-        raise SeqlogError(Code.TURN_END_REASON_INVALID, f"turn/end at seq {seq} has an invalid reason: {problem}")
+    problem = payload_problem(event.type, event.data, event.seq)
+    if problem is None:
+        return
+    reason = event.type == "turn/end" and problem.path[:1] == ("reason",)
+    code = Code.TURN_END_REASON_INVALID if reason else Code.TRACE_DATA_INVALID
+    raise SeqlogError(code, f"{event.type} at seq {event.seq} data: {problem}")
 
 
 def advance(state: Brackets, event: Event) -> Brackets:

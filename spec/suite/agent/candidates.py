@@ -468,9 +468,9 @@ def assistant_arguments_object(builder: SessionBuilder, rng: random.Random) -> o
     return e
 
 
-@candidate(Code.ASSISTANT_MESSAGE_INVALID, "append")
+@candidate(Code.TOOL_CALL_ID_REPEATED, "append")
 def assistant_duplicate_call_ids(builder: SessionBuilder, rng: random.Random) -> object:
-    """An assistant message asking for two tool calls with the same id."""
+    """An assistant message asking for two tool calls with the same id (the second advert repeats a pending id)."""
     b = _scratch(builder)
     if _open_step(b) is None:
         return None
