@@ -1,8 +1,11 @@
 """The payload vocabulary as JSON Schema documents (draft 2020-12), one file per event type.
 
 ``<type with "/" as ".">.schema.json`` validates the ``data`` of one event type, generation 1
-(:data:`sessionlog_spec.model.payloads.EVENT_PAYLOADS`); ``header-line.schema.json`` validates the
-stored header line.  The documents are derived from the model's shapes
+(:data:`sessionlog_spec.model.payloads.EVENT_PAYLOADS`); ``<type with "/" as ".">.v0.schema.json``,
+written only for the few types whose generation-0 payload (the v0 source a migration reads, see
+:func:`sessionlog_spec.model.payloads.payload_shape`) differs from generation 1, validates that
+type's v0 ``data`` (any other type's v0 ``data`` is validated by its generation-1 document);
+``header-line.schema.json`` validates the stored header line.  The documents are derived from the model's shapes
 (:func:`sessionlog_spec.model.shapes.json_schema`): what JSON Schema cannot state (a seq earlier
 than the event's own, relations between members) is an ``x-`` annotation, explained in each
 event-type document's ``$comment``.  The committed copies live in ``spec/vectors/schemas/``;
@@ -14,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sessionlog_spec.model.payloads import CURRENT_GENERATION, EVENT_PAYLOADS, HEADER_LINE
+from sessionlog_spec.model.payloads import CURRENT_GENERATION, EVENT_PAYLOADS, GENERATIONS, HEADER_LINE, payload_shape
 from sessionlog_spec.model.shapes import JSON_SCHEMA_DIALECT, json_schema
 
 SCHEMA_DIRECTORY = Path(__file__).parent / "vectors" / "schemas"
@@ -30,25 +33,44 @@ ANNOTATIONS = (
 )
 
 
-def schema_file(event_type: str) -> str:
-    """The file name of an event type's schema: ``tool/result`` is ``tool.result.schema.json``."""
-    return event_type.replace("/", ".") + ".schema.json"
+def schema_file(event_type: str, generation: int = CURRENT_GENERATION) -> str:
+    """The file name of an event type's schema: ``tool/result`` is ``tool.result.schema.json``;
+    an older generation's is ``tool.result.v0.schema.json`` (written only where it differs)."""
+    stem = event_type.replace("/", ".")
+    return f"{stem}.schema.json" if generation == CURRENT_GENERATION else f"{stem}.v{generation}.schema.json"
+
+
+def generation_differs(event_type: str, generation: int) -> bool:
+    """Whether ``event_type``'s payload in ``generation`` has another JSON Schema than in the current one."""
+    return json_schema(payload_shape(event_type, generation)) != json_schema(EVENT_PAYLOADS[event_type])
+
+
+def _payload_document(event_type: str, generation: int) -> dict[str, object]:
+    if generation == CURRENT_GENERATION:
+        what = f"The data member of a {event_type!r} event (payload generation {generation})"
+    else:
+        what = (
+            f"The data member of a v{generation} source's {event_type!r} event, after the edge's conversion "
+            f"(payload generation {generation}; it differs from {schema_file(event_type)})"
+        )
+    return {
+        "$schema": JSON_SCHEMA_DIALECT,
+        "title": f"{event_type} data" + ("" if generation == CURRENT_GENERATION else f" (generation {generation})"),
+        "description": f"{what}: validate the event's data with this schema, not the whole event.",
+        "$comment": ANNOTATIONS,
+        **json_schema(payload_shape(event_type, generation)),
+    }
 
 
 def schema_documents() -> dict[str, dict[str, object]]:
-    """Every schema document, by file name."""
+    """Every schema document, by file name: each type's current one, and an older generation's
+    where it differs."""
     documents: dict[str, dict[str, object]] = {}
-    for event_type, shape in EVENT_PAYLOADS.items():
-        documents[schema_file(event_type)] = {
-            "$schema": JSON_SCHEMA_DIALECT,
-            "title": f"{event_type} data",
-            "description": (
-                f"The data member of a {event_type!r} event (payload generation {CURRENT_GENERATION}): "
-                "validate the event's data with this schema, not the whole event."
-            ),
-            "$comment": ANNOTATIONS,
-            **json_schema(shape),
-        }
+    for event_type in EVENT_PAYLOADS:
+        documents[schema_file(event_type)] = _payload_document(event_type, CURRENT_GENERATION)
+        for generation in GENERATIONS:
+            if generation != CURRENT_GENERATION and generation_differs(event_type, generation):
+                documents[schema_file(event_type, generation)] = _payload_document(event_type, generation)
     documents[HEADER_LINE_FILE] = {
         "$schema": JSON_SCHEMA_DIALECT,
         "title": "stored header line",

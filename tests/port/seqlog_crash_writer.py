@@ -18,6 +18,7 @@ from seqlog import Event, HeaderWriter, Session, SessionStore
 
 HEADER_LINE = {"type": "session", "version": 1, "id": "crash", "createdAt": 1_700_000_000_000}
 TOOLS = ("read_file", "write_file", "bash", "grep")
+ARGUMENTS = '{"path":"a.py"}'
 
 
 def _clock() -> Callable[[], int]:
@@ -35,7 +36,7 @@ def _user(message_id: str, text: str) -> dict[str, Any]:
 
 
 def _request_header(rng: random.Random, turn: int) -> dict[str, Any]:
-    tools = [{"name": t, "description": f"the {t} tool"} for t in TOOLS[: 2 + turn % 3]]
+    tools = [{"name": t, "description": f"the {t} tool", "parameters": {"type": "object"}} for t in TOOLS[: 2 + turn % 3]]
     header: dict[str, Any] = {"config": {"provider": "deepseek", "model": "deepseek-chat"}, "tools": tools}
     if rng.random() < 0.8:
         header["system"] = "You are a careful coding agent."
@@ -54,15 +55,16 @@ def drive(session: Session, checkpoint: Callable[[], None], seed: int, turns: in
             session.append("step/start", {"turn": turn, "step": step})
             headers.before_request(_request_header(rng, turn), begins_series=rng.random() < 0.1)
             checkpoint()  # before the model call
-            calls = [f"call-{next(ids)}" for _ in range(rng.randint(0, 3))]
+            advertised = TOOLS[: 2 + turn % 3]
+            calls = [(f"call-{next(ids)}", rng.choice(advertised)) for _ in range(rng.randint(0, 3))]
             content: list[dict[str, Any]] = [{"type": "text", "text": _text(rng, 60)}]
-            content += [{"type": "tool-call", "id": c, "name": rng.choice(TOOLS), "arguments": '{"path":"a.py"}'} for c in calls]
+            content += [{"type": "tool-call", "id": c, "name": name, "arguments": ARGUMENTS} for c, name in calls]
             message = {"id": f"a{next(ids)}", "role": "assistant", "content": content,
                        "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}}
             session.append("assistant/message", {"turn": turn, "step": step, "message": message}, surface_op="append")
-            for call in calls:
+            for call, name in calls:
                 checkpoint()  # before the tool call
-                session.append("tool/call", {"turn": turn, "step": step, "callId": call, "name": "bash", "arguments": "{}"})
+                session.append("tool/call", {"turn": turn, "step": step, "callId": call, "name": name, "arguments": ARGUMENTS})
                 block = {"type": "tool-result", "toolCallId": call, "content": [{"type": "text", "text": _text(rng, 900)}]}
                 result = {"id": f"r{next(ids)}", "role": "user", "source": {"kind": "tool", "callId": call}, "content": [block]}
                 session.append("tool/result", {"turn": turn, "step": step, "message": result}, surface_op="append")

@@ -7,6 +7,11 @@ from typing import Any
 import pytest
 
 from seqlog import Code, SeqlogError, StoredLog, thaw, upgrade_v0
+from seqlog.payloads import generation_schema_file, payload_problem, schema_names
+from sessionlog_spec.model.json_value import freeze
+from sessionlog_spec.model.legacy import StoredLog as ModelLog
+from sessionlog_spec.model.legacy import upgrade_v0 as model_upgrade
+from sessionlog_spec.model.violation import Violation
 
 V0 = {"type": "session", "version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0}
 TEXT = [{"type": "text", "text": "hi"}]
@@ -91,17 +96,19 @@ def test_no_n6_a_header_snapshot_keeps_its_spelling() -> None:
 def test_n8_retry_chains_and_n9_compaction_groups_get_ids() -> None:
     failure = {"message": "m", "code": "C"}
     retry = {"turn": 1, "step": 1, "provider": "p", "mode": "always", "policyKey": "k", "delayMs": 0, "failure": failure}
+    header = {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"}  # the retried request
     out = _upgrade(
         TURN,
         {"type": "step/start", "seq": 1, "time": 0, "data": {"turn": 1, "step": 1}},
-        {"type": "llm/retry", "seq": 2, "time": 0, "data": {**retry, "retry": 1}},
-        {"type": "llm/retry", "seq": 3, "time": 0, "data": {**retry, "retry": 2}},
-        {"type": "step/end", "seq": 4, "time": 0, "data": {"turn": 1, "step": 1}},
-        {"type": "compact/start", "seq": 5, "time": 0, "data": {"turn": 1}},
-        {"type": "compact/end", "seq": 6, "time": 0, "data": {"turn": 1}},
+        {"type": "request/header", "seq": 2, "time": 0, "data": header},
+        {"type": "llm/retry", "seq": 3, "time": 0, "data": {**retry, "retry": 1}},
+        {"type": "llm/retry", "seq": 4, "time": 0, "data": {**retry, "retry": 2}},
+        {"type": "step/end", "seq": 5, "time": 0, "data": {"turn": 1, "step": 1}},
+        {"type": "compact/start", "seq": 6, "time": 0, "data": {"turn": 1}},
+        {"type": "compact/end", "seq": 7, "time": 0, "data": {"turn": 1, "error": "cancelled"}},  # no summary
     )
-    assert out[2]["data"]["retryId"] == out[3]["data"]["retryId"] == "legacy-retry:s:2"
-    assert out[5]["data"]["compactionId"] == out[6]["data"]["compactionId"] == "legacy-compaction:s:5"
+    assert out[3]["data"]["retryId"] == out[4]["data"]["retryId"] == "legacy-retry:s:3"
+    assert out[6]["data"]["compactionId"] == out[7]["data"]["compactionId"] == "legacy-compaction:s:6"
 
 
 @pytest.mark.parametrize(
@@ -169,3 +176,74 @@ def test_a_rewrite_of_an_event_without_a_message_id_is_refused() -> None:
     rewrite = {"type": "tool/result", "seq": 1, "time": 0, "data": data, "surfaceOp": {"op": "replace", "start": 0, "end": 0},
                "sourceEventSeqs": [0]}
     assert _refused(TURN, rewrite).code == Code.LEGACY_SOURCE_INVALID
+
+
+# -- the v0 payload table (generation 0) -------------------------------------------------------------
+
+
+def _model_code(*events: object) -> str | None:
+    """The model edge's verdict on the same v0 log: its refusal code, or ``None`` when it converts."""
+    result = model_upgrade(ModelLog(freeze(V0), tuple(freeze(e) for e in events)))  # type: ignore[arg-type, misc]
+    return result.code.value if isinstance(result, Violation) else None
+
+
+def _marker(seq: int, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "session-log-deepseek/delivery-accepted", "seq": seq, "time": 0, "data": data}
+
+
+V0_ONLY_FAULTS = [
+    # v1 keeps a marker of no format as owner-opaque members; v0 always checks throughSeq.
+    pytest.param(_marker(1, {"sessionId": "s", "throughSeq": 5}), id="marker-through-seq-not-earlier"),
+    pytest.param(_marker(1, {"sessionId": "", "throughSeq": 0}), id="marker-empty-session-id"),
+    # v0 admits no sessionFormatVersion.
+    pytest.param(_marker(1, {"sessionId": "s", "throughSeq": 0, "sessionFormatVersion": 1}), id="marker-format-version"),
+    # v1 keeps a descriptor of another version as owner-opaque JSON; v0 refuses it.
+    pytest.param({"type": "subagent/descriptor", "seq": 1, "time": 0, "data": {"version": 4, "x": 1}}, id="descriptor-v4"),
+]
+
+
+@pytest.mark.parametrize("event", V0_ONLY_FAULTS)
+def test_v0_payloads_are_checked_against_the_generation_0_table(event: dict[str, Any]) -> None:
+    """A payload generation 1 accepts but the released v0 table refuses is a malformed source."""
+    assert payload_problem(event["type"], event["data"], event["seq"]) is None  # fine as v1
+    assert payload_problem(event["type"], event["data"], event["seq"], 0) is not None
+    assert _refused(TURN, event).code == Code.LEGACY_SOURCE_INVALID
+    assert _model_code(TURN, event) == "LEGACY_SOURCE_INVALID"
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        pytest.param({"type": "todo/write", "seq": 1, "time": 0, "data": {"todos": [], "extra": 1}}, id="extra-member"),
+        pytest.param({"type": "step/start", "seq": 1, "time": 0, "data": {"turn": 1, "step": "1"}}, id="trace-type"),
+        pytest.param({"type": "session/title", "seq": 1, "time": 0, "data": {"title": 1}}, id="wrong-leaf"),
+    ],
+)
+def test_a_payload_invalid_in_both_generations_is_a_malformed_source(event: dict[str, Any]) -> None:
+    """The edge names a bad v0 payload itself, before v1 would name it with its own code."""
+    refused = _refused(TURN, event)
+    assert refused.code == Code.LEGACY_SOURCE_INVALID and "v0 index 1" in str(refused)
+    assert _model_code(TURN, event) == "LEGACY_SOURCE_INVALID"
+
+
+def test_a_valid_v0_payload_of_a_type_that_differs_between_generations_converts() -> None:
+    out = _upgrade(TURN, _marker(1, {"sessionId": "s", "throughSeq": 0}), _end(2, 1, {"kind": "completed"}))
+    assert out[1]["data"] == {"sessionId": "s", "throughSeq": 0}
+    assert _model_code(TURN, _marker(1, {"sessionId": "s", "throughSeq": 0}), _end(2, 1, {"kind": "completed"})) is None
+
+
+def test_chunks_are_left_to_v1() -> None:
+    """The released edge does not check chunk payloads: v1's own rule names a bad chunk."""
+    chunk = {"type": "assistant/chunk", "seq": 1, "time": 0, "data": {"turn": 1}}
+    refused = _refused(TURN, chunk)
+    assert refused.code != Code.LEGACY_SOURCE_INVALID
+    assert _model_code(TURN, chunk) == refused.code.value
+
+
+def test_the_v0_schema_is_used_only_where_one_is_published() -> None:
+    v0_files = [name for name in schema_names() if ".v0." in name]
+    assert "subagent.descriptor.v0.schema.json" in v0_files
+    assert "session-log-deepseek.delivery-accepted.v0.schema.json" in v0_files
+    assert generation_schema_file("subagent/descriptor", 0) == "subagent.descriptor.v0.schema.json"
+    assert generation_schema_file("todo/write", 0) == "todo.write.schema.json"
+    assert generation_schema_file("subagent/descriptor", 1) == "subagent.descriptor.schema.json"

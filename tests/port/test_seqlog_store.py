@@ -153,7 +153,7 @@ def test_create_refuses_an_existing_session_and_open_a_missing_one(tmp_path: Pat
         ("todo/write", {"x": b"bytes"}, Code.JSON_NOT_LOSSLESS),
         ("todo/write", {1: "x"}, Code.JSON_NOT_LOSSLESS),
         ("step/start", {"turn": "1", "step": 1}, Code.TRACE_DATA_INVALID),
-        ("todo/write", {"x": "y" * 5000}, LibCode.PAYLOAD_TOO_LARGE),
+        ("todo/write", {"todos": [{"content": "y" * 5000, "status": "pending"}]}, LibCode.PAYLOAD_TOO_LARGE),
     ],
 )
 def test_bad_input_is_refused_and_loses_nothing(tmp_path: Path, type_: str, data: object, code: object) -> None:
@@ -167,18 +167,23 @@ def test_bad_input_is_refused_and_loses_nothing(tmp_path: Path, type_: str, data
     assert [e["type"] for e in _events(tmp_path / "s")][:4] == ["turn/start", "user/message", "step/start", "todo/write"]  # type: ignore[index]
 
 
+def _dispatch_start(sub_call: str, arguments: object) -> dict[str, object]:
+    return {"rootCallId": "root", "parentCallId": "root", "subCallId": sub_call, "name": "run", "arguments": arguments}
+
+
 def test_deep_payloads_are_stored_up_to_the_limit(tmp_path: Path) -> None:
     store = _store(tmp_path / "s")
     _open_turn(store)
     deep: object = "leaf"
     for _ in range(MAX_NESTING - 10):
         deep = [deep]
-    store.session.append("todo/write", {"deep": deep})
+    # A programmatic call's arguments are the payload table's opaque JSON: any depth the codec takes.
+    store.session.append("tool/code-dispatch-start", _dispatch_start("sub-1", deep))
     too_deep: object = deep
     for _ in range(20):
         too_deep = [too_deep]
     with pytest.raises(SeqlogError) as refused:
-        store.session.append("todo/write", {"deep": too_deep})
+        store.session.append("tool/code-dispatch-start", _dispatch_start("sub-2", too_deep))
     assert refused.value.code == LibCode.PAYLOAD_TOO_DEEP
     store.close()
     assert len(read_session(tmp_path / "s").session) == 4 + 2  # and a closer pair
@@ -250,12 +255,12 @@ def test_an_uncommitted_damaged_suffix_is_cut_before_the_next_append(tmp_path: P
     store = _store(tmp_path / "s", compression)
     _open_turn(store)
     for n in range(3):
-        store.session.append("todo/write", {"todos": [], "n": n})
+        store.session.append("todo/write", {"todos": [{"content": f"n{n}", "status": "pending"}]})
     store.close()
     path = store.path
 
     def damage(data: bytes) -> bytes:
-        return data.replace(b'"n":1}', b'"n":1', 1)  # the row of seq 4, line 6, left unparsable
+        return data.replace(b'"content":"n1"', b'"content":"n1', 1)  # the row of seq 4, line 6, left unparsable
 
     if compression:
         _recompressed(path, damage)

@@ -26,6 +26,7 @@ import seqlog.header as sl_header
 import seqlog.headerline as sl_headerline
 import seqlog.legacy as sl_legacy
 import seqlog.messages as sl_messages
+import seqlog.payloads as sl_payloads
 import seqlog.repair as sl_repair
 import seqlog.surface as sl_surface
 import seqlog.trace as sl_trace
@@ -494,16 +495,20 @@ def _turn_end_with_step_open(original: Fn) -> Fn:
 
 
 @mutant(
-    "turn_end_reason_unchecked", "INV-TRACE-3", "session", sl_trace, "_check_turn_end_reason",
-    p.appends(p.turn_start(0), p.turn_end(1, kind="disposed")),
+    "turn_end_reason_unchecked", "INV-TRACE-3", "session", sl_trace, "check_trace_data",
+    p.appends(p.turn_start(0), p.event("turn/end", 1, {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "hook"}}})),
 )
 def _turn_end_reason_unchecked(original: Fn) -> Fn:
-    """Any ``turn/end`` reason is accepted (legacy and unknown kinds included)."""
+    """A ``turn/end`` reason goes unchecked: an abort by a hook without its ``reason``, an ``error``
+    without its failure record (the rest of the payload is still checked)."""
 
-    def _check_turn_end_reason(seq: int, data: Mapping[str, Any]) -> None:
-        return None
+    def check_trace_data(event: Event) -> None:
+        data = _data(event)
+        if event.type == "turn/end" and "reason" in data:
+            event = _with_data(event, {**data, "reason": {"kind": "completed"}})
+        original(event)
 
-    return _check_turn_end_reason
+    return check_trace_data
 
 
 @mutant(
@@ -599,15 +604,17 @@ def _tool_result_unpaired_accepted(original: Fn) -> Fn:
 
 @mutant(
     "trace_data_extra_members", "INV-TRACE-9", "session", sl_trace, "check_trace_data",
-    p.appends(p.event("turn/start", 0, {"turn": 1, "trigger": "user"})),
+    p.appends(p.turn_start(0), p.event("step/start", 1, {"turn": 1, "step": 1, "model": "deepseek-chat"})),
 )
 def _trace_data_extra_members(original: Fn) -> Fn:
-    """Bracket and tool-call payloads may carry members beyond their own (``turn/start.trigger``)."""
+    """Bracket and tool-call payloads may carry members beyond their own (a ``step/start.model``)."""
 
     def check_trace_data(event: Event) -> None:
-        keys = sl_trace.TRACE_DATA_KEYS.get(event.type)
-        if keys is not None and isinstance(event.data, Mapping) and keys <= event.data.keys():
-            event = _with_data(event, {k: v for k, v in event.data.items() if k in keys})
+        data = _data(event)
+        if event.type in sl_payloads.TRACE_TYPES:
+            keys = sl_payloads.payload_members(event.type)
+            if keys <= data.keys():
+                event = _with_data(event, {k: v for k, v in data.items() if k in keys})
         original(event)
 
     return check_trace_data

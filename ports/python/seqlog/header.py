@@ -26,6 +26,7 @@ from seqlog.jsonvalue import (
     is_positive,
     json_equal,
 )
+from seqlog.payloads import payload_problem
 
 if TYPE_CHECKING:
     from seqlog.session import Session
@@ -99,6 +100,9 @@ def check_header_event(data: object) -> None:
     if "startsSeries" in obj and obj["startsSeries"] is not True:
         raise SeqlogError(Code.HEADER_INVALID, "request/header startsSeries must be absent or true")
     check_header_shape(obj["header"])
+    released = payload_problem("request/header", data, 0)  # the header payload names no seq
+    if released is not None:  # the released table's verdict comes before canonical form, as in the model
+        raise SeqlogError(Code.HEADER_INVALID, f"request/header data: {released}")
     if not is_canonical(obj["header"]):
         raise SeqlogError(
             Code.HEADER_NOT_CANONICAL,

@@ -13,7 +13,9 @@ Refusals: ``LEGACY_HEADER_DELTA``, ``LEGACY_MODE_SET``, ``LEGACY_FALLBACK_REASON
 ``LEGACY_UNKNOWN_TYPE`` (ignorable or not), ``ENVELOPE_NOT_OBJECT``, ``SEQ_NOT_CONTIGUOUS``, and
 ``LEGACY_SOURCE_INVALID`` for a malformed source: a payload that is not an object, a legacy form
 with other members than its own, a rewriting pre-identity tool result whose replaced event has no
-message id, a delivery marker of this session's generation that names another session.
+message id, a converted payload the released v0 payload table refuses (generation 0, see
+:func:`seqlog.payloads.payload_problem`; chunks are left to v1), a delivery marker of this session's
+generation that names another session.
 
 The normalisations (nothing else changes; a ``steering/message`` keeps the envelope it had, and a
 header snapshot its spelling):
@@ -53,6 +55,7 @@ from seqlog.event import KNOWN_TYPES
 from seqlog.header import LEGACY_REASON_FALLBACK
 from seqlog.headerline import FORMAT_VERSION, LEGACY_VERSION, check_header_line
 from seqlog.jsonvalue import FrozenObject, as_array, as_int, as_object, freeze, is_nonempty_string, is_safe_natural, thaw
+from seqlog.payloads import payload_problem
 from seqlog.session import Session
 
 COMPACT_RENAMES = {
@@ -71,6 +74,10 @@ BARE_REASONS = frozenset({"completed", "blocked", "max-tokens", "interrupted"})
 FAILURE_KEYS = frozenset({"message", "code"})
 FAILURE_EXTRAS = frozenset({"status", "providerRetryAfterMs", "requestId"})
 DELIVERY_MARKER = "session-log-deepseek/delivery-accepted"
+V0_PAYLOAD_GENERATION = 0
+"""The payload generation a converted v0 payload is checked against (the released v0 table)."""
+UNCHECKED_V0_PAYLOADS = frozenset({"assistant/chunk"})
+"""Types whose converted payload the released edge leaves to v1 validation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +326,13 @@ class _Edge:
         return {**obj, "message": {**message, "id": target}}
 
     def _check_payload(self, type_: str, data: object, seq: int) -> None:
-        """The released v0 payload table's check of the converted payload: seqlog has no table yet."""
+        """The released v0 payload table's check of the converted payload (payload generation 0:
+        a type's published v0 schema where it differs, else its current one); chunks are left to v1."""
+        if type_ in UNCHECKED_V0_PAYLOADS or type_ not in KNOWN_TYPES:
+            return
+        problem = payload_problem(type_, data, seq, V0_PAYLOAD_GENERATION)
+        if problem is not None:
+            raise _malformed(seq, f"{type_} payload: {problem}")
 
     def _remember(self, type_: str, data: object, seq: int) -> None:
         obj = as_object(data)

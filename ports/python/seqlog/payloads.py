@@ -78,9 +78,26 @@ TYPE_CODES: Mapping[str, Code] = {
 PathStep = str | int
 
 
-def schema_file(event_type: str) -> str:
-    """The schema file of an event type: ``tool/result`` is ``tool.result.schema.json``."""
-    return event_type.replace("/", ".") + ".schema.json"
+CURRENT_GENERATION: Final = 1
+"""The payload generation of v1 events; generation 0 is the v0 source the legacy edge converts."""
+
+
+def schema_file(event_type: str, generation: int = CURRENT_GENERATION) -> str:
+    """The schema file of an event type: ``tool/result`` is ``tool.result.schema.json``; an older
+    generation's is ``tool.result.v0.schema.json`` (published only where it differs)."""
+    stem = event_type.replace("/", ".")
+    return f"{stem}.schema.json" if generation == CURRENT_GENERATION else f"{stem}.v{generation}.schema.json"
+
+
+@cache
+def generation_schema_file(event_type: str, generation: int) -> str:
+    """The schema file that validates ``event_type``'s data in payload ``generation``: the
+    generation's own file when one is published, else the current generation's."""
+    if generation != CURRENT_GENERATION:
+        own = schema_file(event_type, generation)
+        if resources.files("seqlog").joinpath(SCHEMA_DIRECTORY, own).is_file():
+            return own
+    return schema_file(event_type)
 
 
 def schema_text(name: str) -> str:
@@ -424,11 +441,13 @@ def _compile_schema(root: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @cache
-def validator_for(event_type: str) -> Validator:
-    """The compiled validator of a known event type's ``data`` (compiled once)."""
+def validator_for(event_type: str, generation: int = CURRENT_GENERATION) -> Validator:
+    """The compiled validator of a known event type's ``data`` in payload ``generation`` (compiled once)."""
     if event_type not in KNOWN_TYPES:
         raise KeyError(event_type)
-    schema = _compile_schema(json.loads(schema_text(schema_file(event_type))))
+    if generation not in (0, CURRENT_GENERATION):
+        raise ValueError(f"payload generation {generation} is not 0 or 1")
+    schema = _compile_schema(json.loads(schema_text(generation_schema_file(event_type, generation))))
     return cast(Validator, PayloadValidator(schema))
 
 
@@ -881,11 +900,11 @@ def _scalar_keyword(keyword: str, argument: Any) -> Predicate:
 
 
 @cache
-def acceptor_for(event_type: str) -> Predicate | None:
-    """The acceptor of a known event type's ``data`` (compiled once), or ``None`` when its schema
-    uses a keyword the acceptor does not compile."""
+def acceptor_for(event_type: str, generation: int = CURRENT_GENERATION) -> Predicate | None:
+    """The acceptor of a known event type's ``data`` in payload ``generation`` (compiled once), or
+    ``None`` when its schema uses a keyword the acceptor does not compile."""
     try:
-        root = _Acceptors().of(validator_for(event_type).schema)
+        root = _Acceptors().of(validator_for(event_type, generation).schema)
     except _Unsupported:
         return None
     return lambda data: _walk(root, data)
@@ -972,10 +991,10 @@ def _describe(error: ValidationError) -> str:
     return phrase() if phrase is not None else error.message
 
 
-def accepted(event_type: str, data: object, seq: int) -> bool | None:
+def accepted(event_type: str, data: object, seq: int, generation: int = CURRENT_GENERATION) -> bool | None:
     """The acceptor's verdict on a known event type's ``data`` (``None`` when the type has none):
     ``True`` means valid, ``False`` means the library is to decide."""
-    accepts = acceptor_for(event_type)
+    accepts = acceptor_for(event_type, generation)
     if accepts is None:
         return None
     token = _EVENT_SEQ.set(seq)
@@ -987,9 +1006,9 @@ def accepted(event_type: str, data: object, seq: int) -> bool | None:
         _EVENT_SEQ.reset(token)
 
 
-def library_problem(event_type: str, data: object, seq: int) -> Problem | None:
+def library_problem(event_type: str, data: object, seq: int, generation: int = CURRENT_GENERATION) -> Problem | None:
     """The first problem of a known event type's ``data`` by the library alone, or ``None``."""
-    validator = validator_for(event_type)
+    validator = validator_for(event_type, generation)
     token = _EVENT_SEQ.set(seq)
     try:
         error = next(validator.iter_errors(cast(Any, data)), None)
@@ -1003,16 +1022,19 @@ def library_problem(event_type: str, data: object, seq: int) -> Problem | None:
     return Problem(tuple(error.absolute_path), _describe(error))
 
 
-def payload_problem(event_type: str, data: object, seq: int) -> Problem | None:
+def payload_problem(event_type: str, data: object, seq: int, generation: int = CURRENT_GENERATION) -> Problem | None:
     """The first problem of a known event type's ``data``, or ``None``; ``seq`` is the event's own.
+
+    ``generation`` 0 judges a converted v0 payload (the legacy edge): by the type's published v0
+    schema where its payload differs between generations, else by its current schema.
 
     ``data`` may be frozen (``FrozenObject`` and tuples) or plain JSON.  What the acceptor accepts
     is valid, however deep; anything else is the library's to judge, and a value nested too deeply
     for the library to walk is refused as such.
     """
-    if accepted(event_type, data, seq):
+    if accepted(event_type, data, seq, generation):
         return None
-    return library_problem(event_type, data, seq)
+    return library_problem(event_type, data, seq, generation)
 
 
 def check_data(event: Event) -> None:
