@@ -25,7 +25,6 @@ import seqlog.event as sl_event
 import seqlog.header as sl_header
 import seqlog.headerline as sl_headerline
 import seqlog.legacy as sl_legacy
-import seqlog.messages as sl_messages
 import seqlog.payloads as sl_payloads
 import seqlog.repair as sl_repair
 import seqlog.surface as sl_surface
@@ -38,6 +37,7 @@ from seqlog.event import END_SEED, KNOWN_TYPES, LEGACY_TYPES, Event, Replace
 from seqlog.header import HEADER_KEYS, HeaderDecision, Reason, dropped_in_canonical
 from seqlog.headerline import HEADER_LINE_KEYS
 from seqlog.jsonvalue import EMPTY_OBJECT, FrozenObject, freeze, is_positive, is_safe_natural, thaw
+from seqlog.relations import Relations
 from seqlog.repair import OpenTail, PendingCall
 from seqlog.session import Session
 from seqlog.surface import FoldedSurface, SurfaceManager, SurfacePlan
@@ -197,46 +197,84 @@ def _unknown_type_accepted(original: Fn) -> Fn:
 
 
 @mutant(
-    "user_message_unchecked", "INV-LOG-7", "session", sl_messages, "_check_user_message",
+    "user_message_unchecked", "INV-LOG-7", "session", sl_event, "decode_event",
     p.appends({**p.user(0), "data": {"role": "user", "content": [], "source": {"kind": "user"}}}),
 )
 def _user_message_unchecked(original: Fn) -> Fn:
-    """``user/message`` payloads are not checked (a message without an id is stored)."""
+    """A ``user/message`` without an id is stored: decode_event mints one, as only the v0 edge may."""
 
-    def _check_user_message(data: object) -> None:
-        return None
+    # The message rules and the payload table both refuse the missing id, so the mutant supplies it
+    # before either looks (one decision: the identity requirement is waived).
+    def decode_event(raw: object) -> Event:
+        if isinstance(raw, Mapping) and raw.get("type") == "user/message":
+            data = raw.get("data")
+            if isinstance(data, Mapping) and "id" not in data:
+                raw = {**raw, "data": {"id": f"minted:{raw.get('seq')}", **data}}
+        decoded: Event = original(raw)
+        return decoded
 
-    return _check_user_message
+    return decode_event
 
 
 @mutant(
-    "assistant_duplicate_call_ids", "INV-LOG-8", "session", sl_messages, "_assistant_problem",
+    "assistant_duplicate_call_ids", "INV-REL-2", "session", Relations, "plan",
     p.appends(p.turn_start(0), p.step_start(1), p.assistant(2, ["c1", "c1"])),
 )
 def _assistant_duplicate_call_ids(original: Fn) -> Fn:
-    """An ``assistant/message`` may ask for two tool calls with the same id."""
+    """An ``assistant/message`` may advertise a call id that is still pending (the repeat is ignored)."""
 
-    def _assistant_problem(data: object) -> str | None:
-        problem: str | None = original(data)
-        return None if problem == "tool-call block ids must be unique within a message" else problem
+    # Relations dispatches through a table holding its handlers, so the INV-REL-2 check is reached
+    # through ``plan``: a TOOL_CALL_ID_REPEATED refusal is replaced by the plan of the message
+    # without its repeated tool-call blocks (the first advertisement stays pending).
+    def plan(self: Relations, event: Event, log: Any, surface: Any) -> Any:
+        try:
+            return original(self, event, log, surface)
+        except SeqlogError as error:
+            if error.code is not Code.TOOL_CALL_ID_REPEATED or event.type != "assistant/message":
+                raise
+        data = thaw(event.data)
+        seen = set(self._tools)
+        kept = []
+        for block in data["message"]["content"]:
+            if isinstance(block, dict) and block.get("type") == "tool-call":
+                if block.get("id") in seen:
+                    continue
+                seen.add(block.get("id"))
+            kept.append(block)
+        data["message"]["content"] = kept
+        return original(self, _with_data(event, data), log, surface)
 
-    return _assistant_problem
+    return plan
 
 
 @mutant(
-    "tool_result_ids_unmatched", "INV-LOG-9", "session", sl_messages, "_tool_result_problem",
+    "tool_result_ids_unmatched", "INV-LOG-9", "session", sl_event, "decode_event",
     p.appends(
         p.turn_start(0), p.step_start(1), p.assistant(2, ["c1"]), p.tool_call(3, "c1"), p.tool_result(4, "c1", block_id="c2")
     ),
 )
 def _tool_result_ids_unmatched(original: Fn) -> Fn:
-    """A ``tool/result`` whose block answers another call id than its source names is accepted."""
+    """A ``tool/result`` whose block answers another call id than its source names is accepted
+    (decode_event reads the block as answering the source's call)."""
 
-    def _tool_result_problem(data: object) -> str | None:
-        problem: str | None = original(data)
-        return None if problem == "message has mismatched tool call ids" else problem
+    # The message rules and the payload table's x-relations both compare the two ids, so the mutant
+    # makes them agree before either looks (one decision: the mismatch is taken as a slip).
+    def decode_event(raw: object) -> Event:
+        if isinstance(raw, Mapping) and raw.get("type") == "tool/result":
+            data = raw.get("data")
+            data = data if isinstance(data, Mapping) else {}
+            message = data.get("message")
+            message = message if isinstance(message, Mapping) else {}
+            source = message.get("source")
+            content = message.get("content")
+            blocks = content if isinstance(content, list) and len(content) == 1 else []
+            if isinstance(source, Mapping) and blocks and isinstance(blocks[0], Mapping):
+                block = {**blocks[0], "toolCallId": source.get("callId")}
+                raw = {**raw, "data": {**data, "message": {**message, "content": [block]}}}
+        decoded: Event = original(raw)
+        return decoded
 
-    return _tool_result_problem
+    return decode_event
 
 
 @mutant(
@@ -547,7 +585,7 @@ def _step_end_mismatch_accepted(original: Fn) -> Fn:
 
 @mutant(
     "model_output_outside_step", "INV-TRACE-6", "session", sl_trace, "advance",
-    p.appends(p.turn_start(0), p.event("assistant/chunk", 1, {"turn": 1, "step": 1, "chunk": {"type": "text", "text": "h"}})),
+    p.appends(p.turn_start(0), p.chunk(1)),
 )
 def _model_output_outside_step(original: Fn) -> Fn:
     """Assistant chunks and messages are accepted outside their step."""
@@ -569,10 +607,10 @@ def _model_output_outside_step(original: Fn) -> Fn:
 
 @mutant(
     "turn_scoped_outside_turn", "INV-TRACE-7", "session", sl_trace, "advance",
-    p.appends(p.event("todo/write", 0, {"todos": []})),
+    p.appends(p.event("request/context", 0, {"provider": "p", "model": "m"})),
 )
 def _turn_scoped_outside_turn(original: Fn) -> Fn:
-    """``todo/write``, ``request/header`` and ``request/context`` are accepted outside any turn."""
+    """``request/header`` and ``request/context`` are accepted outside any turn."""
 
     def advance(state: Brackets, event: Event) -> Brackets:
         if event.type in sl_trace.TURN_SCOPED and state.open_turn is None:
@@ -624,18 +662,26 @@ def _trace_data_extra_members(original: Fn) -> Fn:
 
 
 @mutant(
-    "header_unknown_members_ignored", "INV-HDR-1", "header", sl_header, "check_header_shape",
+    "header_unknown_members_ignored", "INV-HDR-1", "header", sl_event, "decode_event",
     p.appends(p.turn_start(0), p.header_event(1, {**p.HEADER, "messagePrefix": []})),
 )
 def _header_unknown_members_ignored(original: Fn) -> Fn:
-    """A header snapshot may carry members beyond config/adapterDefaults/system/tools (a messagePrefix)."""
+    """A header snapshot may carry members beyond config/adapterDefaults/system/tools (a messagePrefix):
+    decode_event drops them instead of the snapshot being refused."""
 
-    def check_header_shape(header: object) -> None:
-        if isinstance(header, Mapping):
-            header = {k: v for k, v in header.items() if k in HEADER_KEYS}
-        original(header)
+    # The header rules and the payload table both refuse unknown header members, so the mutant drops
+    # them before either looks (one decision: extra members are ignored).
+    def decode_event(raw: object) -> Event:
+        if isinstance(raw, Mapping) and raw.get("type") == "request/header":
+            data = raw.get("data")
+            header = data.get("header") if isinstance(data, Mapping) else None
+            if isinstance(data, Mapping) and isinstance(header, Mapping):
+                header = {k: v for k, v in header.items() if k in HEADER_KEYS}
+                raw = {**raw, "data": {**data, "header": header}}
+        decoded: Event = original(raw)
+        return decoded
 
-    return check_header_shape
+    return decode_event
 
 
 @mutant(
@@ -706,7 +752,7 @@ def _canonical_keeps_empty_system(original: Fn) -> Fn:
 @mutant(
     "header_equality_ignores_tools", "INV-HDR-7", "header", sl_header, "header_equals",
     p.decision(
-        [p.turn_start(0), p.header_event(1, p.HEADER)], {**p.HEADER, "tools": [{"name": "read"}]}, first=False, series=False
+        [p.turn_start(0), p.header_event(1, p.HEADER)], {**p.HEADER, "tools": [p.TOOL]}, first=False, series=False
     ),
 )
 def _header_equality_ignores_tools(original: Fn) -> Fn:
@@ -953,7 +999,7 @@ def _torn_tail_kept(original: Fn) -> Fn:
 
 @mutant(
     "malformed_line_dropped", "INV-JSONL-4", "jsonl", sl_codec, "_split",
-    p.load(p.SESSION_LINE, p.note_line(0), '{"type":"todo/wri'),
+    p.load(p.SESSION_LINE, p.line(p.turn_start(0)), '{"type":"todo/wri', p.line(p.turn_end(1))),
 )
 def _malformed_line_dropped(original: Fn) -> Fn:
     """A complete event line that does not parse is skipped instead of refusing the log."""
@@ -995,7 +1041,7 @@ def _duplicate_key_first_wins(original: Fn) -> Fn:
 
 @mutant(
     "load_renumbers_seqs", "INV-JSONL-5", "jsonl", sl_codec, "_parse_numbered",
-    p.load(p.SESSION_LINE, p.note_line(0), p.note_line(2)),
+    p.load(p.SESSION_LINE, p.line(p.turn_start(0)), p.note_line(2), p.line(p.turn_end(3))),
 )
 def _load_renumbers_seqs(original: Fn) -> Fn:
     """Loading numbers events by their line instead of refusing a seq gap or a duplicated line."""

@@ -7,6 +7,7 @@ differ, so every catalogue entry provably changes seqlog's behaviour.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +17,8 @@ Probe = tuple[Request, ...]
 T = 1_700_000_000_000
 HEADER: dict[str, Any] = {"config": {"provider": "p", "model": "m"}}
 HEADER_B: dict[str, Any] = {"config": {"provider": "p", "model": "m"}, "system": "Be terse."}
+TOOL: dict[str, Any] = {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object"}}
+"""A header tool as the released rules have it: ``{name, description, parameters}``."""
 SESSION_LINE = '{"type":"session","version":1,"id":"s","createdAt":0,"delegationDepth":0}'
 
 
@@ -60,6 +63,11 @@ def assistant(seq: int, calls: Sequence[str] = (), turn: int = 1, step: int = 1)
     source = {"kind": "model", "provider": "p", "model": "m"}
     message = {"id": f"a{seq}", "role": "assistant", "content": content, "source": source}
     return event("assistant/message", seq, {"turn": turn, "step": step, "message": message}, surfaceOp="append")
+
+
+def chunk(seq: int, turn: int = 1, step: int = 1) -> dict[str, Any]:
+    """An ``assistant/chunk`` streaming a piece of text."""
+    return event("assistant/chunk", seq, {"turn": turn, "step": step, "chunk": {"type": "text-delta", "index": 0, "text": "h"}})
 
 
 def tool_call(seq: int, call_id: str, turn: int = 1, step: int = 1) -> dict[str, Any]:
@@ -128,6 +136,11 @@ def upgrade(*events: dict[str, Any]) -> Probe:
     return ({"op": "upgrade_v0", "log": {"header": header, "events": list(events)}},)
 
 
+def line(event_: dict[str, Any]) -> str:
+    """The stored (compact JSON) line of ``event_``."""
+    return json.dumps(event_, separators=(",", ":"))
+
+
 def note_line(seq: int) -> str:
-    """The stored line of a log-only event (a session title) at ``seq``."""
-    return f'{{"type":"session/title","seq":{seq},"time":1,"data":{{"title":"t"}}}}'
+    """The stored line of a log-only event at ``seq``: a session title the user typed (it cites no message)."""
+    return line(event("session/title", seq, {"title": "t", "messageSeqs": [], "source": {"kind": "user"}}))
