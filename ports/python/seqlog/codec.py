@@ -39,6 +39,7 @@ from seqlog.headerline import (
 )
 from seqlog.jsonvalue import FrozenObject, freeze, is_safe_natural
 from seqlog.legacy import StoredLog, upgrade_with_session
+from seqlog.relations import LogIdentity
 from seqlog.rows import (
     PACKED_TAGS,
     RowError,
@@ -315,7 +316,8 @@ def _read(data: bytes | str, clock: Clock | None) -> ReadLog:
     assert isinstance(header, FrozenObject)
     version = int(header["version"])
     if version == FORMAT_VERSION:
-        session = Session(header=header, clock=clock)
+        # Markers of this generation are checked against the session the header line names.
+        session = Session(header=header, clock=clock, identity=LogIdentity.of_header(header))
         for raw, number in zip(scanned.events, scanned.lines, strict=True):
             try:
                 session.commit(session.validate(raw))
@@ -328,6 +330,7 @@ def _read(data: bytes | str, clock: Clock | None) -> ReadLog:
     else:
         upgraded, session = upgrade_with_session(StoredLog(header, tuple(scanned.events)))
         header = FrozenObject(upgraded.header)
+        session.adopt_identity(LogIdentity.of_header(header))
         if clock is not None:
             session._clock = clock
     return ReadLog(header, session, version, scanned.torn, scanned.dropped_line, scanned.committed)

@@ -8,10 +8,13 @@ refusal is the same as any other conforming implementation's:
 3. the vocabulary: legacy forms by name, unknown types only when ignorable;
 4. the payload shape of messages, request headers, brackets and the end-of-seed marker;
 5. the surface transition, then the tool-pairing balance at the cuts;
-6. the turn / step / tool trace.
+6. the turn / step / tool trace;
+7. the relationships between events (:mod:`seqlog.relations`).
 
 Validation builds an :class:`AppendPlan` and touches nothing; :meth:`Session.commit` applies it
-with operations that cannot fail, so a refused append leaves the session exactly as it was.
+with operations that cannot fail, so a refused append leaves the session exactly as it was.  A log
+replayed whole (:meth:`Session.restore`, a stored log read back) is also judged complete: it may
+not end with a turn boundary held across an open compaction (INV-REL-11).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from seqlog.header import check_header_event, header_of
 from seqlog.headerline import FORMAT_VERSION, check_header_line, check_seed_length, with_delegation_depth
 from seqlog.jsonvalue import EMPTY_OBJECT, FrozenObject, as_object
 from seqlog.messages import check_message, pairing_delta
+from seqlog.payloads import check_data
+from seqlog.relations import Commit, LogIdentity, Relations
 from seqlog.repair import OpenTail
 from seqlog.surface import SurfaceManager, SurfacePlan
 from seqlog.trace import CLOSED, Brackets, advance
@@ -91,6 +96,8 @@ class AppendPlan:
     surface: SurfacePlan
     brackets: Brackets
     pairing_delta: int
+    relations: Commit | None = None
+    """What committing the event changes in the relationship state (``None``: nothing)."""
 
 
 class EventsView(Sequence[Event]):
@@ -132,8 +139,14 @@ def _raw_event(type_: object, seq: int, time: object, data: object, metadata: Ma
 class Session:
     """One session log and its derived state, grown only by validated appends."""
 
-    def __init__(self, *, header: Mapping[str, Any] | None = None, clock: Clock | None = None) -> None:
-        """An empty session; prefer :meth:`create`, which also validates the header line and a seed."""
+    def __init__(
+        self, *, header: Mapping[str, Any] | None = None, clock: Clock | None = None, identity: LogIdentity | None = None
+    ) -> None:
+        """An empty session; prefer :meth:`create`, which also validates the header line and a seed.
+
+        ``identity`` is what the stored header line says about the log; delivery markers are
+        checked against it (INV-REL-29), and not at all without one.
+        """
         self._clock: Clock = clock or wall_clock_ms
         self._events: list[Event] = []
         self._surface = SurfaceManager(self._events)
@@ -141,6 +154,7 @@ class Session:
         self._brackets = CLOSED
         self._header: FrozenObject | None = None
         self._tail = OpenTail()
+        self._relations = Relations(identity)
         self._sink: EventSink | None = None
         self._view = EventsView(self._events)
         self.header_line: FrozenObject = FrozenObject(header) if header is not None else EMPTY_OBJECT
@@ -173,10 +187,13 @@ class Session:
         if seed is None:
             session = cls(header=header, clock=clock)
         else:
-            session = cls.restore(seed, where="seed index", header=header, clock=clock)
+            session = cls.restore(seed, where="seed index", header=header, clock=clock, complete=False)
             events = session._events
+            seeded = len(events)
             if not events or events[-1].type != END_SEED:
-                session.append_event(Event(END_SEED, len(events), events[-1].time if events else 0, EMPTY_OBJECT))
+                session.append_event(Event(END_SEED, seeded, events[-1].time if events else 0, EMPTY_OBJECT))
+            # The marker retires a compaction the seed left open, so this holds once it is written.
+            session._check_complete(f"seed index {seeded - 1}")
         # A reader refuses a log whose header line claims more seed events than it holds.
         check_seed_length(header, len(session))
         return session
@@ -190,15 +207,40 @@ class Session:
         first: int = 0,
         header: Mapping[str, Any] | None = None,
         clock: Clock | None = None,
+        identity: LogIdentity | None = None,
+        complete: bool = True,
     ) -> Session:
-        """A session replaying a complete log from seq 0, with no marker added; refusals name ``where``."""
-        session = cls(header=header, clock=clock)
+        """A session replaying a log from seq 0, with no marker added; refusals name ``where``.
+
+        A ``complete`` log is also judged whole (:meth:`check_complete`); a seed, which its
+        end-of-seed marker is still to close, is not.
+        """
+        session = cls(header=header, clock=clock, identity=identity)
+        index = -1
         for index, raw in enumerate(events):
             try:
                 session.commit(session.validate(raw))
             except SeqlogError as error:
                 raise error.at(f"{where} {index + first}") from None
+        if complete:
+            session._check_complete(f"{where} {index + first}")
         return session
+
+    def adopt_identity(self, identity: LogIdentity) -> None:
+        """Check the delivery markers already in the log against ``identity`` (INV-REL-29), then keep
+        it for later appends; a refusal names the marker's index and changes nothing."""
+        self._relations.adopt(identity, self._events)
+
+    def check_complete(self) -> None:
+        """Refuse the log as a complete one: a turn boundary crossed a compaction that no
+        ``session/end-seed`` retired as a crash orphan (INV-REL-11)."""
+        self._relations.finish()
+
+    def _check_complete(self, where: str) -> None:
+        try:
+            self._relations.finish()
+        except SeqlogError as error:
+            raise error.at(where) from None
 
     # Appending ----------------------------------------------------------------------------------
 
@@ -210,12 +252,14 @@ class Session:
             raise SeqlogError(Code.SEQ_NOT_CONTIGUOUS, f"event seq {event.seq} is not contiguous; expected {expected}")
         vocabulary_check(event)
         check_payload(event)
+        check_data(event)
         plan = self._surface.validate_next(event)
         delta = 0
         if plan.touches_surface:
             delta = pairing_delta(event)
             self._check_balance(event, plan, delta)
-        return AppendPlan(event, plan, advance(self._brackets, event), delta)
+        brackets = advance(self._brackets, event)
+        return AppendPlan(event, plan, brackets, delta, self._relations.plan(event, self._events, self._surface))
 
     def _check_balance(self, event: Event, plan: SurfacePlan, delta: int) -> None:
         """No cut's pending-call count may go negative, and a replace may not split a call from its result."""
@@ -253,6 +297,8 @@ class Session:
                 # The cuts inside the replaced range disappear; the ones around it keep their counts.
                 del counts[surface.start_index + 1 : surface.stop_index]
         self._brackets = plan.brackets
+        if plan.relations is not None:
+            plan.relations()
         snapshot = header_of(event)
         if snapshot is not None:
             assert isinstance(snapshot, FrozenObject)
