@@ -85,7 +85,8 @@ def test_read_is_the_stateless_reader() -> None:
     assert events[4] == {"type": "assistant/chunk", "seq": 4, "time": 11, "data": {"turn": 1, "step": 1, "chunk": chunk}}
     assert driver({"id": 4, "op": "state"})["result"]["length"] == 1  # the session is untouched
     v0 = {**HEADER, "version": 0}
-    upgraded = driver({"id": 5, "op": "read", "jsonl": _text(v0, {**TURN, "data": {"turn": 1, "trigger": {"kind": "user"}}})})["result"]
+    v0_turn = {**TURN, "data": {"turn": 1, "trigger": {"kind": "user"}}}
+    upgraded = driver({"id": 5, "op": "read", "jsonl": _text(v0, v0_turn)})["result"]
     assert upgraded == {"header": HEADER, "events": [TURN]}
     refused = driver({"id": 6, "op": "read", "jsonl": _text(HEADER, TURN, {**step, "seq": 3}, {"type": "turn/end", "seq": 2})})
     assert refused["error"]["code"] == "SEQ_NOT_CONTIGUOUS"
