@@ -197,7 +197,7 @@ def test_check_log_lists_every_refused_legacy_form_of_a_v0_log(tmp_path: Path) -
 def test_check_log_converts_a_clean_v0_log(tmp_path: Path) -> None:
     header = {**DEFAULT_HEADER, "version": 0}
     events = [
-        {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": "user"}},
+        {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": "user"}}},
         {"type": "turn/end", "seq": 1, "time": 0, "data": {"turn": 1, "reason": {"kind": "disposed"}}},
     ]
     checked = run_cli("check-log", _stored(tmp_path, "".join(json.dumps(x) + "\n" for x in [header, *events])))

@@ -419,6 +419,7 @@ PAYLOAD_CODES = frozenset(
     {
         Code.UNKNOWN_EVENT_TYPE,
         Code.END_SEED_INVALID,
+        Code.PAYLOAD_INVALID,
         Code.USER_MESSAGE_INVALID,
         Code.ASSISTANT_MESSAGE_INVALID,
         Code.TOOL_RESULT_INVALID,

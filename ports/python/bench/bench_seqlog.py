@@ -31,7 +31,7 @@ from seqlog import Event, HeaderWriter, Session, SessionStore, SurfaceManager, f
 from seqlog.codec import encode_event_line, encode_line
 from seqlog.zstdlog import FrameWriter, single_frame
 
-HEADER_LINE = {"type": "session", "version": 1, "id": "bench", "createdAt": 1_700_000_000_000}
+HEADER_LINE = {"type": "session", "version": 1, "id": "bench", "createdAt": 1_700_000_000_000, "delegationDepth": 0}
 WORDS = ("the", "test", "fails", "because", "patch", "diff", "module", "import", "error", "λ", "→", "ok", "file", "line")
 TOOL_NAMES = ("read_file", "write_file", "edit_file", "bash", "grep", "glob", "list_dir", "web_search", "todo_write", "task")
 
@@ -78,17 +78,19 @@ def generate(events: int, seed: int = 1) -> Session:
         for step in range(1, rng.randint(1, 5) + 1):
             session.append("step/start", {"turn": turn, "step": step})
             writer.before_request(_header(turn))
-            calls = [f"call-{next(ids)}" for _ in range(rng.choice((0, 1, 1, 2, 3)))]
+            # Each call is advertised by the assistant message and repeated verbatim by its tool/call (INV-REL-1).
+            ids_of_calls = [f"call-{next(ids)}" for _ in range(rng.choice((0, 1, 1, 2, 3)))]
             content: list[dict[str, Any]] = [{"type": "text", "text": _text(rng, rng.randint(5, 80))}]
             arguments = json.dumps({"path": "src/a.py"})
-            content += [{"type": "tool-call", "id": c, "name": rng.choice(TOOL_NAMES), "arguments": arguments} for c in calls]
+            calls = [(c, rng.choice(TOOL_NAMES)) for c in ids_of_calls]
+            content += [{"type": "tool-call", "id": c, "name": name, "arguments": arguments} for c, name in calls]
             message = {"id": f"a{next(ids)}", "role": "assistant", "content": content,
                        "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}}
-            usage = {"input": rng.randint(1000, 90000), "output": rng.randint(10, 2000)}
+            usage = {"inputTokens": rng.randint(1000, 90000), "outputTokens": rng.randint(10, 2000)}
             reply = {"turn": turn, "step": step, "message": message, "usage": usage}
             session.append("assistant/message", reply, surface_op="append")
-            for call in calls:
-                session.append("tool/call", {"turn": turn, "step": step, "callId": call, "name": "bash", "arguments": "{}"})
+            for call, name in calls:
+                session.append("tool/call", {"turn": turn, "step": step, "callId": call, "name": name, "arguments": arguments})
                 body = _text(rng, int(rng.paretovariate(1.2) * 40))[:20000]
                 block = {"type": "tool-result", "toolCallId": call, "content": [{"type": "text", "text": body}]}
                 result = {"id": f"r{next(ids)}", "role": "user", "source": {"kind": "tool", "callId": call}, "content": [block]}
