@@ -196,6 +196,20 @@ export const ERROR_TABLE = [
   // -- the trace (assertReleasedArtifactRelationships), where one message is one rule ----------
   [/^turn\/end .* crosses an open step$/s, 'STEP_STILL_OPEN'],
 
+  // -- relationships (assertReleasedArtifactRelationships), one message per rule ---------------
+  [/^current-generation delivery marker names the wrong Session$/, 'DELIVERY_MARKER_WRONG_SESSION'],
+  [/^compaction\/summary repeats$/, 'COMPACTION_SUMMARY_REPEATED'],
+  [/^compaction\/start overlaps an open compaction$/, 'COMPACTION_OVERLAP'],
+  [/^successful compaction\/end requires one summary$/, 'COMPACTION_SUMMARY_MISSING'],
+  [/^turn\/(start|end) crosses an open compaction$/, 'COMPACTION_CROSSES_TURN'],
+  [/^command\/done .* has invalid sourceEventSeq$/s, 'COMMAND_DONE_SOURCE_INVALID'],
+  [/^command\/run repeats commandId /, 'COMMAND_RUN_REPEATED'],
+  [/^tool\/code-dispatch does not match its start$/, 'PTC_SETTLE_MISMATCH'],
+  [/^tool\/code-dispatch-start repeats subCallId$/, 'PTC_START_REPEATED'],
+  [/^llm\/retry-started does not match its scheduled turn and step$/, 'RETRY_START_MISMATCH'],
+  [/^llm\/retry-started repeats one scheduled attempt$/, 'RETRY_START_REPEATED'],
+  [/^llm\/retry (reuses retryId .* across policy chains|must preserve retryId across one policy chain)$/s, 'RETRY_ID_INVALID'],
+
   // -- any other type's payload ("<type> <seq> …"): the v1 table, or the v0 source at the edge --
   [/^[a-z][a-z-]*(\/[a-z-]+)* \d+ /, { read: 'PAYLOAD_INVALID', upgrade_v0: 'LEGACY_SOURCE_INVALID' }],
 ]
@@ -214,7 +228,20 @@ const stripWrappers = (message) => {
 
 /** The violation code for an upstream error message under `op`, or UNMAPPED. */
 export function codeFor(message, op) {
-  const text = stripWrappers(message)
+  const code = tableCode(stripWrappers(message), op)
+  // The edge wraps every problem of a v0 source; past the retired forms and the reading order,
+  // each is a malformed source whatever rule it names.
+  if (V0_SOURCE.test(message) && !V0_OWN_CODES.has(code)) return 'LEGACY_SOURCE_INVALID'
+  return code
+}
+
+const V0_SOURCE = /^@deepseek-ai\/dsh-session-format-v0-to-v1 refuses this format v0 Session: /
+const V0_OWN_CODES = new Set([
+  'LEGACY_HEADER_DELTA', 'LEGACY_MODE_SET', 'LEGACY_FALLBACK_REASON', 'LEGACY_UNKNOWN_TYPE',
+  'SEQ_NOT_CONTIGUOUS', 'ENVELOPE_NOT_OBJECT',
+])
+
+function tableCode(text, op) {
   for (const [pattern, code] of ERROR_TABLE) {
     if (!pattern.test(text)) continue
     if (typeof code === 'string') return code
