@@ -6,7 +6,8 @@ that every port reports the same first violation:
 1. the envelope and lossless JSON (:func:`sessionlog_spec.model.event.decode_event`);
 2. contiguity: ``seq`` equals the log length;
 3. the vocabulary: legacy forms are refused by name, unknown types need ``ignorable: true``;
-4. the payload shape of messages, request headers, brackets and the end-of-seed marker;
+4. the payload: the specific rules of messages, request headers, brackets and the end-of-seed
+   marker, then the released payload table of the event's type (:mod:`sessionlog_spec.model.payloads`);
 5. the surface transition, then the tool-pairing balance;
 6. the turn / step / tool trace;
 7. the relationships between events (tool lifecycles, compactions, retries, PTC, commands, titles,

@@ -260,9 +260,11 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-TRACE-3",
-        "A `turn/end` reason is one of completed, aborted (with a cause), blocked, error (with message and "
-        "code), max-tokens or interrupted.",
-        "The reason decides how a resumed session continues; an unknown reason cannot be acted on.",
+        "A `turn/end` reason has a non-empty `kind`; the released kinds have their exact shapes (completed, "
+        "blocked, max-tokens and interrupted alone; aborted with a cause, a `hook` cause with its `reason`; error "
+        "with its failure record); any other kind is owner-opaque.",
+        "The reason decides how a resumed session continues; the owner of a new kind extends the union without a "
+        "format change, as the released validator allows.",
         C.TURN_END_REASON_INVALID,
     ),
     _inv(
@@ -287,7 +289,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-TRACE-7",
-        "`todo/write`, `request/header`, `request/context` and tool-result rewrites sit inside an open turn.",
+        "`request/header`, `request/context` and tool-result rewrites sit inside an open turn.",
         "Turn-scoped bookkeeping belongs to the turn it happened in.",
         C.EVENT_OUTSIDE_TURN,
     ),
@@ -300,7 +302,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-TRACE-9",
-        "Bracket and tool-call events carry exactly their members, with positive integer turn and step numbers.",
+        "Bracket, chunk and tool-call events carry exactly their released members, with turn and step numbers that "
+        "are counts (whether they name the open turn and step is INV-TRACE-1..6).",
         "The trace rules read these numbers; a malformed one would make the check meaningless.",
         C.TRACE_DATA_INVALID,
     ),
