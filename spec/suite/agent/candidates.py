@@ -2014,6 +2014,11 @@ def retry_started_unscheduled(builder: SessionBuilder, rng: random.Random) -> ob
     return b.event("llm/retry-started", data, False)
 
 
+def _start_of(retry: RawEvent) -> dict[str, Any]:
+    """The ``llm/retry-started`` payload that starts the attempt ``retry`` scheduled."""
+    return {k: retry["data"][k] for k in ("retryId", "turn", "step", "retry")}
+
+
 def _scheduled_retry(b: SessionBuilder) -> RawEvent | None:
     """On the scratch builder ``b``: open a step and schedule a retry of its request; the retry."""
     if not _enter_step(b):
@@ -2030,7 +2035,7 @@ def seed_retry_started_before_scheduled(builder: SessionBuilder, rng: random.Ran
     retry = _scheduled_retry(b)
     if retry is None:
         return None
-    data = {k: retry["data"][k] for k in ("retryId", "turn", "step", "retry")}
+    data = _start_of(retry)
     if rng.random() < 0.5:
         data["retry"] += 1
     else:
@@ -2046,7 +2051,7 @@ def seed_retry_started_other_step(builder: SessionBuilder, rng: random.Random) -
     retry = _scheduled_retry(b)
     if retry is None:
         return None
-    data = {k: retry["data"][k] for k in ("retryId", "turn", "step", "retry")}
+    data = _start_of(retry)
     where = rng.choice(("step", "turn"))
     data[where] += 1
     return _seed_with(b, b.event("llm/retry-started", data, False))
@@ -2065,7 +2070,7 @@ def seed_retry_started_twice(builder: SessionBuilder, rng: random.Random) -> obj
     retry = _scheduled_retry(b)
     if retry is None:
         return None
-    data = {k: retry["data"][k] for k in ("retryId", "turn", "step", "retry")}
+    data = _start_of(retry)
     if not _put(b, b.event("llm/retry-started", data, False)):
         return None
     return _seed_with(b, b.event("llm/retry-started", dict(data), False))

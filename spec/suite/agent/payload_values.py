@@ -76,6 +76,7 @@ from sessionlog_spec.model.shapes import (
     unwrap,
     value_at,
 )
+from sessionlog_spec.suite.agent.payload_faults import accepted_types
 
 Draw: TypeAlias = Callable[[st.SearchStrategy[Any]], Any]
 
@@ -572,39 +573,8 @@ class _Site:
 
 
 _WRONG_TYPE: Mapping[str, object] = {"string": "wrong", "number": 7, "boolean": True, "null": None, "array": (), "object": {}}
-_ALL_TYPES = frozenset(_WRONG_TYPE)
 _UNEXPECTED_NAMES = ("unexpected", "", "__proto__", "0", "x-é")
 _UNKNOWN_SCALARS: tuple[object, ...] = ("x-unknown", "", 2, 99, False, True)
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    return "number" if isinstance(value, int | float) else "other"
-
-
-def accepted_types(shape: Shape) -> frozenset[str]:
-    """The JSON types (``string``, ``number``, …) some value of ``shape`` has."""
-    shape = unwrap(shape)
-    if isinstance(shape, Opaque):
-        return _ALL_TYPES
-    if isinstance(shape, Bool):
-        return frozenset({"boolean"})
-    if isinstance(shape, Str):
-        return frozenset({"string"})
-    if isinstance(shape, Literal):
-        return frozenset(_json_type(v) for v in shape.values)
-    if isinstance(shape, Integer | Finite | EarlierSeq):
-        return frozenset({"number"})
-    if isinstance(shape, Nullable):
-        return frozenset({"null"}) | accepted_types(shape.shape)
-    if isinstance(shape, Array):
-        return frozenset({"array"})
-    return frozenset({"object"})
 
 
 def _const(new: object) -> Callable[[Draw, object], object]:
