@@ -319,7 +319,7 @@ class _Walker:
             admitted = set(shape.names)
             choices = [(snake_case(n), value[n]) for n in value if snake_case(n) not in admitted and snake_case(n) != n]
             choices += list(HABITUAL_MEMBERS.items())
-            choices = [(n, v) for n, v in choices if n not in admitted]
+            choices = [(n, v) for n, v in choices if n not in admitted and n not in frozen]
             if choices:
                 yield Site(at.location, at.path, "unexpected-member", _with_member(choices))
         for name, item in value.items():

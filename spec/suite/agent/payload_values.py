@@ -690,7 +690,9 @@ class _Sites:
             yield _Site(at.location, at.path, "empty", _const({}))
         if shape.additional is None:
             candidates = (*_UNEXPECTED_NAMES, *sorted(guard.siblings), *self.vocabulary)
-            names = [n for n in dict.fromkeys(candidates) if n not in shape.required and n not in shape.optional]
+            # A discriminant is never an unexpected member: adding or overwriting it picks another arm.
+            taken = {*shape.required, *shape.optional, *untouchable}
+            names = [n for n in dict.fromkeys(candidates) if n not in taken]
 
             def add(draw: Draw, old: object) -> object:
                 assert isinstance(old, dict)
