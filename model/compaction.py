@@ -3,8 +3,9 @@
 Walking the surface from head to tail, an ``assistant/message`` opens one pending call per
 ``tool-call`` block and a ``tool/result`` closes one.  A *cut* is a gap between adjacent nodes
 (a surface of N nodes has N + 1 cuts); it is *balanced* when no call is pending there.  A
-replacement other than a tool-result rewrite may only cover a range whose bounding cuts are both
-balanced, so no range ever separates a tool call from its result.
+compaction may only cover a region whose bounding cuts are both balanced, so no compaction
+separates a tool call from its result.  The balance is the compactor's rule, read when it chooses
+a region; the log accepts a replacement over any contiguous range, as the released session does.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sessionlog_spec.model.event import Event, Replace
+from sessionlog_spec.model.event import Event
 from sessionlog_spec.model.messages import tool_call_ids
-from sessionlog_spec.model.surface import Surface, SurfacePlan
+from sessionlog_spec.model.surface import Surface
 from sessionlog_spec.model.violation import Code, Violation
 
 
@@ -66,33 +67,27 @@ def legal_ranges(nodes: Sequence[int], log: Sequence[Event]) -> tuple[tuple[int,
     return tuple((nodes[i], nodes[j]) for i in range(len(nodes)) if balances[i] for j in range(i, len(nodes)) if balances[j + 1])
 
 
-def balance_problem(
-    nodes: Sequence[int], log: Sequence[Event], tail_count: int, event: Event, plan: SurfacePlan
-) -> Violation | None:
-    """INV-COMPACT-1, INV-COMPACT-3: a validated surface plan keeps every cut's balance meaningful.
+def region_shadowed(nodes: Sequence[int], log: Sequence[Event], start: int, end: int) -> tuple[int, ...] | Violation:
+    """INV-COMPACT-3: the surface nodes a compaction of ``start..end`` would replace, if that region is legal.
 
-    An append may not close a call that no surface node opened.  A replace other than a
-    tool-result rewrite must cover a legal range and add no tool calls of its own, so every cut
-    after it keeps its balance.  ``tail_count`` is the pending count at the last cut.
+    A compactor checks its region before it writes anything: both bounds on the surface, in
+    order, and the cuts before ``start`` and after ``end`` balanced, so no compaction separates a
+    tool call from its result.  The session itself accepts a replacement over any contiguous range.
     """
-    delta = pairing_delta(event)
-    if plan.replacement is None:
-        if tail_count + delta < 0:
-            return Violation(Code.TOOL_PAIRING_NEGATIVE, f"tool/result at seq {event.seq} closes a call no surface node opened")
-        return None
-    if event.type == "tool/result":
-        return None
-    counts = running_counts(nodes, log)
-    if isinstance(counts, Violation):
-        return counts
-    if counts[plan.start_index] != 0 or counts[plan.end_index] != 0 or delta != 0:
-        assert isinstance(event.surface_op, Replace)
-        return Violation(
-            Code.REPLACE_SPLITS_TOOL_PAIR,
-            f"replace at seq {event.seq} over {event.surface_op.start}..{event.surface_op.end} "
-            "would separate a tool call from its result",
-        )
-    return None
+    if start not in nodes:
+        return Violation(Code.REPLACE_START_NOT_ON_SURFACE, f"compaction region start seq {start} not found in surface")
+    if end not in nodes:
+        return Violation(Code.REPLACE_END_NOT_ON_SURFACE, f"compaction region end seq {end} not found in surface")
+    first, last = list(nodes).index(start), list(nodes).index(end)
+    if first > last:
+        return Violation(Code.REPLACE_RANGE_INVERTED, f"compaction region start seq {start} comes after end seq {end}")
+    balances = cut_balances(nodes, log)
+    if isinstance(balances, Violation):
+        return balances
+    for cut, bound in ((first, f"before {start}"), (last + 1, f"after {end}")):
+        if not balances[cut]:
+            return Violation(Code.REPLACE_SPLITS_TOOL_PAIR, f"compaction region {start}..{end}: the cut {bound} is not balanced")
+    return tuple(nodes[first : last + 1])
 
 
 @dataclass(frozen=True, slots=True)

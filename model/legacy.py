@@ -10,6 +10,14 @@ first problem in reading order (a source problem of an event before the retired 
 one; every source problem before any v1 problem).  A v1 log passes through unchanged, which makes
 the edge a fixed point: ``upgrade_v0(upgrade_v0(x)) == upgrade_v0(x)``.
 
+The converted log is validated by the v1 rules with one extension, the released edge's
+``legacyInterruptedTurnRestart`` (INV-LEGACY-6): a released v0 writer that resumed with input
+queued for the next turn opened that turn without closing the interrupted one, so a ``turn/start``
+of the open turn + 1, with no step open, right after an ``agent/inbox/spliced`` with ``target:
+"next-turn"`` and a non-empty ``inserted``, abandons the open turn.  Nothing is written for it (no
+closer is inserted), so the converted log holds a turn that never ends; a v1 log read or appended
+to outside the edge is refused for the same events.
+
 What the edge refuses, and with which code:
 
 * ``request/header-delta``, ``mode/set``, a ``request/header`` with reason ``fallback``: their own
@@ -458,8 +466,11 @@ def _request_header(data: JsonObject) -> JsonObject:
 def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
     """INV-LEGACY-1..8: a v0 log converted to v1, a v1 log unchanged, or the refusal.
 
-    The result always validates as v1 (INV-LEGACY-6); anything the normalisations leave invalid is
-    refused with the v1 violation that finds it.
+    The result always validates as v1 (INV-LEGACY-6), read as the released edge reads a migration
+    source: one released v0 pattern, a turn restarted after an inbox splice for the next turn
+    without its ``turn/end`` (:func:`~sessionlog_spec.model.trace.restart_interrupted_turn`), is
+    admitted as it stands, with nothing written for the abandoned turn.  Anything the
+    normalisations leave invalid is refused with the v1 violation that finds it.
     """
     problem = header_line_problem(log.header)
     if problem is not None:
@@ -468,7 +479,9 @@ def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
     if version not in (LEGACY_VERSION, FORMAT_VERSION):
         return Violation(Code.FORMAT_VERSION_UNSUPPORTED, f"format version {version} is not supported")
     if version == FORMAT_VERSION:
-        state = fold_session(log.events)
+        # The edge's own output must come back unchanged (INV-LEGACY-7), so a v1 log is read as
+        # the edge reads its output; reading or appending to a v1 log does not go through here.
+        state = fold_session(log.events, legacy_restart=True)
         return state.at("v1 log") if isinstance(state, Violation) else log
     conversion = _Conversion(log.header, str(log.header["id"]))
     events: list[JsonObject] = []
@@ -477,7 +490,7 @@ def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
         if isinstance(converted, Violation):
             return converted
         events.append(converted)
-    state = fold_session(events, where="v0 index")
+    state = fold_session(events, where="v0 index", legacy_restart=True)
     if isinstance(state, Violation):
         return state
     header = as_object(freeze({**log.header, "version": FORMAT_VERSION}))

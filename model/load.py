@@ -78,7 +78,8 @@ def read_log(text: str) -> ReadLog | Violation:
         if isinstance(upgraded, Violation):
             return upgraded
         header = upgraded.header
-        state = fold_session(upgraded.events, identity=identity_of(header))
+        # Still the edge's reading: a v0 log may restart an interrupted turn (INV-LEGACY-6).
+        state = fold_session(upgraded.events, identity=identity_of(header), legacy_restart=True)
     if isinstance(state, Violation):
         return state
     return ReadLog(header, state, decoded)

@@ -8,7 +8,8 @@ that every port reports the same first violation:
 3. the vocabulary: legacy forms are refused by name, unknown types need ``ignorable: true``;
 4. the payload: the specific rules of messages, request headers, brackets and the end-of-seed
    marker, then the released payload table of the event's type (:mod:`sessionlog_spec.model.payloads`);
-5. the surface transition, then the tool-pairing balance;
+5. the surface transition (the tool-pairing balance is the compactor's rule, not the log's:
+   :mod:`sessionlog_spec.model.compaction`);
 6. the turn / step / tool trace;
 7. the relationships between events (tool lifecycles, compactions, retries, PTC, commands, titles,
    delivery markers).
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from sessionlog_spec.model.compaction import balance_problem, pairing_delta
+from sessionlog_spec.model.compaction import pairing_delta
 from sessionlog_spec.model.event import Event, decode_event, is_known_type
 from sessionlog_spec.model.header import canonical_header, header_event_problem, header_of
 from sessionlog_spec.model.json_value import JsonObject, as_object
@@ -36,7 +37,13 @@ from sessionlog_spec.model.relationships import (
     relationship_transition,
 )
 from sessionlog_spec.model.surface import LogPrefix, Surface, SurfacePlan, apply_plan, plan_surface_event
-from sessionlog_spec.model.trace import TRACE_TYPES, TraceState, trace_data_problem, trace_transition
+from sessionlog_spec.model.trace import (
+    TRACE_TYPES,
+    TraceState,
+    restart_interrupted_turn,
+    trace_data_problem,
+    trace_transition,
+)
 from sessionlog_spec.model.violation import Code, Violation
 
 END_SEED = "session/end-seed"
@@ -61,7 +68,8 @@ class SessionState:
     header: JsonObject | None = None
     """The reconstructed request header: the canonical latest snapshot."""
     pending_calls: int = 0
-    """Tool calls opened on the surface and not yet answered (the balance at the last cut)."""
+    """Tool calls opened on the surface and not yet answered: the count at the last cut, negative
+    when a surface result closes a call no surface node opened."""
     relations: RelationState = OPEN_RELATIONS
     """What the relationship rules remember (open lifecycles, chains, compaction)."""
 
@@ -135,12 +143,17 @@ def admit(
     nodes: Sequence[int],
     log: Sequence[Event],
     trace: TraceState,
-    pending_calls: int,
     raw: object,
     *,
     relations: RelationState = OPEN_RELATIONS,
+    legacy_restart: bool = False,
 ) -> Admission | Violation:
-    """Check one raw candidate against a session, in the documented order, without changing it."""
+    """Check one raw candidate against a session, in the documented order, without changing it.
+
+    ``legacy_restart`` is the v0 edge's reading of its converted log (INV-LEGACY-6): the trace step
+    first lets a ``turn/start`` abandon an open turn by the released interrupted-turn restart
+    (:func:`~sessionlog_spec.model.trace.restart_interrupted_turn`).
+    """
     event = raw if isinstance(raw, Event) else decode_event(raw)
     if isinstance(event, Violation):
         return event
@@ -152,10 +165,8 @@ def admit(
     plan = plan_surface_event(nodes, log, event)
     if isinstance(plan, Violation):
         return plan
-    if plan is not None:
-        problem = balance_problem(nodes, log, pending_calls, event, plan)
-        if problem is not None:
-            return problem
+    if legacy_restart and log:
+        trace = restart_interrupted_turn(trace, event, log[event.seq - 1])  # the event just before, as released
     next_trace = trace_transition(trace, event)
     if isinstance(next_trace, Violation):
         return next_trace
@@ -170,17 +181,20 @@ def _header_after(header: JsonObject | None, event: Event) -> JsonObject | None:
     return header if snapshot is None else canonical_header(snapshot)
 
 
-def pending_after(pending: int, admission: Admission) -> int:
-    """The pending-call balance after an admitted event: appends to the surface move it,
-    replacements and log-only events do not."""
-    if admission.plan is None or admission.plan.replacement is not None:
+def pending_after(pending: int, admission: Admission, log: Sequence[Event]) -> int:
+    """The surface's pending-call count after an admitted event: a node joining the surface adds
+    its delta, the nodes it shadows take theirs back; log-only events change nothing.  The count
+    may go negative: the log does not police the balance, the compactor reads it (INV-COMPACT-1)."""
+    plan = admission.plan
+    if plan is None:
         return pending
-    return pending + pairing_delta(admission.event)
+    shadowed = () if plan.replacement is None else plan.replacement.shadowed
+    return pending + pairing_delta(admission.event) - sum(pairing_delta(log[seq]) for seq in shadowed)
 
 
 def append_event(state: SessionState, raw: object) -> SessionState | Violation:
     """The session after appending one raw event, or the violation that refuses it."""
-    admission = admit(state.surface.nodes, state.events, state.trace, state.pending_calls, raw, relations=state.relations)
+    admission = admit(state.surface.nodes, state.events, state.trace, raw, relations=state.relations)
     if isinstance(admission, Violation):
         return admission
     return SessionState(
@@ -188,7 +202,7 @@ def append_event(state: SessionState, raw: object) -> SessionState | Violation:
         surface=state.surface if admission.plan is None else apply_plan(state.surface, admission.plan),
         trace=admission.trace,
         header=_header_after(state.header, admission.event),
-        pending_calls=pending_after(state.pending_calls, admission),
+        pending_calls=pending_after(state.pending_calls, admission, state.events),
         relations=admission.relations,
     )
 
@@ -201,6 +215,7 @@ def fold_session(
     *,
     identity: SessionIdentity | None = None,
     complete: bool = True,
+    legacy_restart: bool = False,
 ) -> SessionState | Violation:
     """Validate a log from seq 0; a violation names the offending ``where`` (index or line).
 
@@ -208,6 +223,7 @@ def fold_session(
     event was read from: a packed row holds several events).  ``identity`` is what the stored
     header says about the session (delivery markers are checked against it); a ``complete`` log
     is also judged as a whole (INV-REL-11), a seed before its end-of-seed marker is not.
+    ``legacy_restart`` is for the v0 edge only: see :func:`admit`.
 
     Equivalent to folding :func:`append_event`, but accumulates locally so a long log costs one pass.
     """
@@ -219,14 +235,14 @@ def fold_session(
     pending = 0
     relations = relations_for(identity)
     for index, raw in enumerate(raws):
-        admission = admit(nodes, LogPrefix(events, index), trace, pending, raw, relations=relations)
+        admission = admit(nodes, LogPrefix(events, index), trace, raw, relations=relations, legacy_restart=legacy_restart)
         if isinstance(admission, Violation):
             return admission.at(f"{where} {index + first if positions is None else positions[index]}")
         events.append(admission.event)
         trace = admission.trace
         relations = admission.relations
         header = _header_after(header, admission.event)
-        pending = pending_after(pending, admission)
+        pending = pending_after(pending, admission, events)
         if admission.plan is not None:
             nodes[admission.plan.start_index : admission.plan.end_index] = [admission.plan.seq]
             generation += admission.plan.replacement is not None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from sessionlog_spec.model.event import Event, Replace
-from sessionlog_spec.model.json_value import as_int, as_object
+from sessionlog_spec.model.json_value import as_array, as_int, as_object
 from sessionlog_spec.model.messages import tool_result_call_id, tool_result_error_code
 from sessionlog_spec.model.payloads import payload_problem
 from sessionlog_spec.model.violation import Code, Violation
@@ -24,6 +24,7 @@ TURN_END_KINDS = frozenset({"completed", "aborted", "blocked", "error", "max-tok
 """The reason kinds the released vocabulary spells out; any other non-empty kind is owner-opaque."""
 ABORT_CAUSES = frozenset({"user", "parent", "hook", "disposed", "legacy"})
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
+INBOX_SPLICE = "agent/inbox/spliced"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,31 @@ def trace_data_problem(event: Event) -> Violation | None:
 def _turn_step(event: Event) -> tuple[int | None, int | None]:
     data = as_object(event.data)
     return (as_int(data.get("turn")), as_int(data.get("step"))) if data is not None else (None, None)
+
+
+def restart_interrupted_turn(state: TraceState, event: Event, previous: Event | None) -> TraceState:
+    """INV-LEGACY-6: the trace a ``turn/start`` of a v0 log meets, given the event before it.
+
+    A released v0 writer that resumed with input queued for the next turn spliced it in and opened
+    that turn without ever writing the interrupted turn's ``turn/end``.  The released edge's
+    validator admits exactly that pattern (its ``legacyInterruptedTurnRestart`` extension) and
+    writes nothing for it: a ``turn/start`` of the open turn + 1, with no step open, right after an
+    ``agent/inbox/spliced`` whose ``target`` is ``next-turn`` and whose ``inserted`` is a non-empty
+    array.  Then the open turn counts as abandoned (closed) and the new turn opens by the usual
+    rule; in every other case the state is returned unchanged, so the open turn refuses the
+    ``turn/start`` as usual.  Only the edge asks this (a v1 writer always closes its turns).
+    """
+    if event.type != "turn/start" or state.open_turn is None or state.open_step is not None:
+        return state
+    data = as_object(event.data)
+    if data is None or as_int(data.get("turn")) != state.open_turn + 1:
+        return state
+    splice = as_object(previous.data) if previous is not None and previous.type == INBOX_SPLICE else None
+    inserted = as_array(splice.get("inserted")) if splice is not None else None
+    if splice is None or splice.get("target") != "next-turn" or not inserted:
+        return state
+    # No open step means no call is pending either (step/end resolved them), so nothing is lost.
+    return TraceState(last_turn=state.last_turn)
 
 
 def trace_transition(state: TraceState, event: Event) -> TraceState | Violation:

@@ -246,7 +246,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     # --- TRACE -------------------------------------------------------------------------------
     _inv(
         "INV-TRACE-1",
-        "`turn/start` needs no open turn and numbers turns 1, 2, 3, … without gaps.",
+        "`turn/start` needs no open turn and numbers turns 1, 2, 3, … without gaps (the v0 edge admits one "
+        "released exception, INV-LEGACY-6).",
         "Turns never nest, and their numbers identify them across events.",
         C.TURN_ALREADY_OPEN,
         C.TURN_NUMBER,
@@ -414,8 +415,12 @@ INVARIANTS: tuple[Invariant, ...] = (
     # --- COMPACT -----------------------------------------------------------------------------
     _inv(
         "INV-COMPACT-1",
-        "Walking the surface from head to tail, the count of pending tool calls never goes negative.",
-        "A result the model sees without its call is rejected by providers.",
+        "Walking the surface from head to tail, the count of pending tool calls goes up by the `tool-call` blocks of "
+        "each `assistant/message` and down by one for each `tool/result`; a surface on which it goes negative has no "
+        "balance, and asking for its cuts or a compaction region is refused. The log itself accepts such a surface: "
+        "the balance is the compactor's rule.",
+        "A compactor that read a negative balance would cut where a result is already orphaned; the released session "
+        "accepts the events and only the compaction package's balance refuses.",
         C.TOOL_PAIRING_NEGATIVE,
     ),
     _inv(
@@ -425,9 +430,12 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-COMPACT-3",
-        "A replacement other than a tool-result rewrite covers a legal range: the cuts before `start` and "
-        "after `end` are both balanced, and the replacement adds no tool calls of its own.",
-        "No range may separate a tool call from its result.",
+        "A compaction region `start..end` is legal when both are on the surface, `start` is not after `end` (refused with "
+        "INV-SURF-4's codes), and the cuts before `start` and after `end` are both balanced; it then shadows the "
+        "nodes from `start` to `end`. The "
+        "log accepts a replacement over any contiguous range; the region is checked by the compactor, before it "
+        "writes anything.",
+        "No compaction may separate a tool call from its result; the released session leaves that to the compactor.",
         C.REPLACE_SPLITS_TOOL_PAIR,
     ),
     _inv(
@@ -443,8 +451,9 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-COMPACT-6",
-        "The session's tracked count of pending calls equals the balance at the last cut.",
-        "Appends check pairing against this count instead of rescanning the surface.",
+        "The session's tracked count of pending calls equals the count at the last cut of its surface, negative "
+        "included: a replacement takes back the counts of the nodes it shadows.",
+        "A compactor and crash repair read this count instead of rescanning the surface.",
     ),
     # --- JSONL -------------------------------------------------------------------------------
     _inv(
@@ -500,7 +509,9 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-JSONL-8",
-        "Loading closes a crash-orphaned turn once: loading the saved result again adds no closers and gives the same session.",
+        "Loading closes a crash-orphaned turn once: loading the saved result again adds no closers and gives the same "
+        "session.  The one exception is a v0 log with an interrupted-turn restart (INV-LEGACY-6): its saved v1 form "
+        "is refused, as the released v1 reader refuses it.",
         "Repair on load is durable and idempotent.",
     ),
     _inv(
@@ -555,8 +566,14 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     _inv(
         "INV-LEGACY-6",
-        "The edge's output always validates as v1.",
-        "No v1 session is ever built from a log the edge let through half-converted.",
+        "The edge's output always validates as v1, read as the released edge reads its output: with one extension, "
+        "the interrupted-turn restart of released v0 writers.  A `turn/start` of the open turn + 1, with no step "
+        "open, right after an `agent/inbox/spliced` whose `target` is `next-turn` and whose `inserted` is a "
+        "non-empty array, treats the open turn as abandoned and opens the new turn; nothing is written for the "
+        "abandoned turn, and the same log read or appended to as v1 is refused (`TURN_ALREADY_OPEN`).",
+        "No v1 session is ever built from a log the edge let through half-converted; the released edge "
+        "(`legacyInterruptedTurnRestart`) admits the one v0 pattern in which a resumed writer never ended the "
+        "interrupted turn, and only for logs it converts.",
     ),
     _inv(
         "INV-LEGACY-7",

@@ -24,8 +24,9 @@
  *   read    read        the stored text split into lines the way upstream's historical JSONL reader
  *                       does (MigratingJsonlRows / decodeStreamingMigration in
  *                       packages/session/session-persistence-jsonl/src/generation.ts), the rows fed
- *                       to `catalog.createRestore(header, {recovery: 'recoverable', validation:
- *                       'current'})`, `finish()`.
+ *                       to `catalog.createRestore(header, {recovery: 'recoverable', validation})`,
+ *                       `finish()`; `validation` is 'transformed' for a v0 log (production's
+ *                       historical read, per the catalog's README) and 'current' for a v1 log.
  *
  * Every other op replies UNSUPPORTED: the format packages hold no live session, no surface or
  * header fold, no repair and no writer (this driver reads and converts only).
@@ -194,6 +195,8 @@ export const ERROR_TABLE = [
   [/^(turn\/start|turn\/end|step\/start|step\/end) \d+ data (has unexpected|lacks required) member /, 'TRACE_DATA_INVALID'],
 
   // -- the trace (assertReleasedArtifactRelationships), where one message is one rule ----------
+  // "turn/start N does not open expected turn M" is several rules (already open, wrong number).
+  [/^turn\/start .* does not open expected turn \d+$/s, {}],
   [/^turn\/end .* crosses an open step$/s, 'STEP_STILL_OPEN'],
 
   // -- relationships (assertReleasedArtifactRelationships), one message per rule ---------------
@@ -405,8 +408,11 @@ function readStored(text) {
   } catch {
     throw new Error('corrupt session log: header line is not valid JSON')
   }
-  storedVersion(headerValue)
-  const restore = catalog.createRestore(headerValue, { recovery: 'recoverable', validation: 'current' })
+  // Production reads a historical (v0) log with validation 'transformed' (the catalog's README), which
+  // checks the migrated artifact as the edge's own output; a current (v1) log gets 'current', since
+  // 'transformed' skips every semantic check of input that is already current.
+  const validation = storedVersion(headerValue) === 0 ? 'transformed' : 'current'
+  const restore = catalog.createRestore(headerValue, { recovery: 'recoverable', validation })
   const bodyEnd = bytes.lastIndexOf(NEWLINE)
   let issue
   let rowIndex = 0

@@ -32,7 +32,9 @@
  *                                     `JsonlSessionPersistence.readFrom(id, 0)`: the detached,
  *                                     non-mutating stored read (no session, no closers).
  *   compaction cuts                   `toolPairingBalancedBefore/After(session, seq)` from
- *                                     @deepseek-ai/dsh-compaction over a scratch seeded session.
+ *                                     @deepseek-ai/dsh-compaction over a scratch seeded session;
+ *                                     `region` by @deepseek-ai/dsh-compaction-basic's region
+ *                                     check, restated over those two functions (T17).
  *
  * Not declared, replied UNSUPPORTED (upstream has no standalone public API for them):
  *   header_decision  the writer rule is inlined in a private method of AgentLoop
@@ -146,7 +148,19 @@
  *      for every surface node s: that is the N + 1 cuts.  An empty surface has no seq to ask
  *      about; its single cut is replied `[true]` (upstream's balance cache starts from that
  *      value).  `around` is `[before(seq), after(seq)]`; a seq off the surface is upstream's own
- *      "surface seq N not found" (NOT_ON_SURFACE).
+ *      "surface seq N not found" (NOT_ON_SURFACE).  A surface on which a tool/result closes a
+ *      call no earlier node opened is refused by upstream's balance cache ("tool/result at
+ *      surface seq N has no matching tool-call", TOOL_PAIRING_NEGATIVE); the session itself
+ *      accepted it on seed, as it accepts any contiguous replacement.  The whole `balanced` list
+ *      is computed first, so on such a surface that refusal comes before `seq` or `region` are
+ *      looked at.  `region: {start, end}` is then checked by `validateSurfaceRegion(session,
+ *      start, end)`, the check @deepseek-ai/dsh-compaction-basic 0.1.0-rc.8 runs before a
+ *      compaction writes anything; that package is not installed and does not export it, so
+ *      the driver restates its body line for line, with its own messages, over the released
+ *      `toolPairingBalancedBefore/After`: start on the surface, end on the surface, start not
+ *      after end (surface positions), the cut before start, the cut after end.  `shadowed` is
+ *      its `shadowedSeqs`.  A `seq`, `region.start` or `region.end` that is not a number is a
+ *      BAD_REQUEST (upstream compares seqs with ===, so no other JSON value can name a node).
  */
 
 import { createInterface } from 'node:readline'
@@ -260,6 +274,11 @@ export const ERROR_TABLE = [
   // Tool-pairing balance (@deepseek-ai/dsh-compaction).
   [/^tool-pairing balance: surface seq .* not found$/, 'NOT_ON_SURFACE'],
   [/^tool-pairing balance: tool\/result at surface seq \d+ has no matching tool-call/, 'TOOL_PAIRING_NEGATIVE'],
+  // Compaction regions (@deepseek-ai/dsh-compaction-basic validateSurfaceRegion, restated, T17).
+  [/^compactRegion: start seq .* not found in surface$/, 'REPLACE_START_NOT_ON_SURFACE'],
+  [/^compactRegion: end seq .* not found in surface$/, 'REPLACE_END_NOT_ON_SURFACE'],
+  [/^compactRegion: start seq .* \(position \d+\) is after end seq .* \(position \d+\) on the surface$/, 'REPLACE_RANGE_INVERTED'],
+  [/^compactRegion: (start|end) seq .* is not a balanced boundary /, 'REPLACE_SPLITS_TOOL_PAIR'],
   // Deliberately NOT mapped (several rules share one message): "seed event at index N has an
   // invalid event envelope" (unknown key, missing data, bad type/seq/time or ignorable);
   // "session event at seq N lacks an identified message" / "... has invalid source|content" /
@@ -747,6 +766,11 @@ const ops = {
   cuts: async (request) => {
     const events = eventsArg(request)
     if ('seq' in request && typeof request.seq !== 'number') throw new BadRequest('seq must be a number')
+    const region = request.region
+    if ('region' in request && (typeof region !== 'object' || region === null || Array.isArray(region)))
+      throw new BadRequest('region must be an object {start, end}')
+    if ('region' in request && (typeof region.start !== 'number' || typeof region.end !== 'number'))
+      throw new BadRequest('region.start and region.end must be numbers')
     const scratch = await openSession(events, seedTime(events))
     try {
       const { session } = scratch
@@ -761,11 +785,34 @@ const ops = {
       const result = { nodes, balanced }
       if ('seq' in request)
         result.around = [toolPairingBalancedBefore(session, request.seq), toolPairingBalancedAfter(session, request.seq)]
+      if ('region' in request) result.shadowed = validateSurfaceRegion(session, region.start, region.end).shadowedSeqs
       return result
     } finally {
       await scratch.fiber.dispose()
     }
   },
+}
+
+/**
+ * T17: `validateSurfaceRegion` of @deepseek-ai/dsh-compaction-basic 0.1.0-rc.8 (lib/index.js, not
+ * exported), restated unchanged: the span a compaction of start..end would replace, or the
+ * released refusal.  Balance comes from the released @deepseek-ai/dsh-compaction functions.
+ */
+function validateSurfaceRegion(session, start, end) {
+  const nodes = session.surface.nodes
+  const startIdx = nodes.indexOf(start)
+  const endIdx = nodes.indexOf(end)
+  if (startIdx === -1) throw new Error(`compactRegion: start seq ${start} not found in surface`)
+  if (endIdx === -1) throw new Error(`compactRegion: end seq ${end} not found in surface`)
+  if (startIdx > endIdx)
+    throw new Error(
+      `compactRegion: start seq ${start} (position ${startIdx}) is after end seq ${end} (position ${endIdx}) on the surface`,
+    )
+  if (!toolPairingBalancedBefore(session, nodes[startIdx]))
+    throw new Error(`compactRegion: start seq ${start} is not a balanced boundary (would split a step's tool-call/result pair)`)
+  if (!toolPairingBalancedAfter(session, nodes[endIdx]))
+    throw new Error(`compactRegion: end seq ${end} is not a balanced boundary (would split a step, or the step is still open)`)
+  return { start, end, startIdx, endIdx, shadowedSeqs: nodes.slice(startIdx, endIdx + 1) }
 }
 
 async function handle(request) {

@@ -10,7 +10,7 @@ from sessionlog_spec.contracts import ENABLED
 from sessionlog_spec.contracts._support import accepted, rejected_with
 from sessionlog_spec.model import compaction as _compaction
 from sessionlog_spec.model.compaction import CutCache
-from sessionlog_spec.model.event import Event, Replace
+from sessionlog_spec.model.event import Event
 from sessionlog_spec.model.messages import tool_call_ids
 from sessionlog_spec.model.surface import Surface
 from sessionlog_spec.model.violation import Code, Violation
@@ -89,11 +89,37 @@ def pending_is_tail_balance(nodes: Sequence[int], log: Sequence[Event], pending:
     return _counts(nodes, log)[-1] == pending
 
 
-def replace_was_legal(before_nodes: Sequence[int], log: Sequence[Event], event: Event) -> bool:
-    """INV-COMPACT-3 on a session: an accepted non-rewrite replace covered a legal range."""
-    op = event.surface_op
-    if not isinstance(op, Replace) or event.type == "tool/result":
-        return True
-    counts = _counts(before_nodes, log)
-    i, j = list(before_nodes).index(op.start), list(before_nodes).index(op.end)
-    return counts[i] == 0 and counts[j + 1] == 0 and len(tool_call_ids(event)) == 0
+def region_is_legal(nodes: Sequence[int], log: Sequence[Event], start: int, end: int, result: tuple[int, ...]) -> bool:
+    """INV-COMPACT-3: an accepted region is one of the legal ranges, and shadows exactly its nodes."""
+    counts = _counts(nodes, log)
+    i, j = list(nodes).index(start), list(nodes).index(end)
+    return i <= j and counts[i] == 0 and counts[j + 1] == 0 and min(counts) >= 0 and result == tuple(nodes[i : j + 1])
+
+
+def region_refusal_is_right(nodes: Sequence[int], log: Sequence[Event], start: int, end: int, result: Violation) -> bool:
+    """INV-COMPACT-3: a refused region is off the surface, inverted, on a corrupt surface, or unbalanced at a bound."""
+    if start not in nodes:
+        return result.code is Code.REPLACE_START_NOT_ON_SURFACE
+    if end not in nodes:
+        return result.code is Code.REPLACE_END_NOT_ON_SURFACE
+    i, j = list(nodes).index(start), list(nodes).index(end)
+    counts = _counts(nodes, log)
+    if i > j:
+        return result.code is Code.REPLACE_RANGE_INVERTED
+    if min(counts) < 0:
+        return result.code is Code.TOOL_PAIRING_NEGATIVE
+    return result.code is Code.REPLACE_SPLITS_TOOL_PAIR and (counts[i] != 0 or counts[j + 1] != 0)
+
+
+@icontract.ensure(
+    lambda nodes, log, start, end, result: (
+        region_is_legal(nodes, log, start, end, result)
+        if accepted(result)
+        else region_refusal_is_right(nodes, log, start, end, result)
+    ),
+    "INV-COMPACT-3",
+    enabled=ENABLED,
+)
+def region_shadowed(nodes: Sequence[int], log: Sequence[Event], start: int, end: int) -> tuple[int, ...] | Violation:
+    """The nodes a compaction of ``start..end`` would replace, if that region is legal."""
+    return _compaction.region_shadowed(nodes, log, start, end)

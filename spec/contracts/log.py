@@ -9,7 +9,7 @@ import icontract
 
 from sessionlog_spec.contracts import ENABLED
 from sessionlog_spec.contracts._support import accepted
-from sessionlog_spec.contracts.compaction import pending_is_tail_balance, replace_was_legal
+from sessionlog_spec.contracts.compaction import pending_is_tail_balance
 from sessionlog_spec.contracts.header import tracked_header_is_latest
 from sessionlog_spec.model import event as _event
 from sessionlog_spec.model import session as _session
@@ -156,11 +156,6 @@ def tool_result_answers_its_call(result: SessionState) -> bool:
 @icontract.ensure(lambda result: not accepted(result) or tool_result_answers_its_call(result), "INV-LOG-9", enabled=ENABLED)
 @icontract.ensure(lambda OLD, state: OLD.before == state, "INV-LOG-11", enabled=ENABLED)
 @icontract.ensure(lambda result: not accepted(result) or tracked_header_is_latest(result), "INV-HDR-8", enabled=ENABLED)
-@icontract.ensure(
-    lambda state, result: not accepted(result) or replace_was_legal(state.surface.nodes, state.events, result.events[-1]),
-    "INV-COMPACT-3",
-    enabled=ENABLED,
-)
 @icontract.ensure(
     lambda result: not accepted(result) or pending_is_tail_balance(result.surface.nodes, result.events, result.pending_calls),
     "INV-COMPACT-6",

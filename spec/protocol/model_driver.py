@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sessionlog_spec.model.compaction import balanced_around, cut_balances
+from sessionlog_spec.model.compaction import balanced_around, cut_balances, region_shadowed
 from sessionlog_spec.model.event import Event, decode_event, encode_event
 from sessionlog_spec.model.header import InstanceFacts, decide_request_header, fold_request_header, header_shape_problem
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, thaw
@@ -216,6 +216,11 @@ class ModelDriver:
             if isinstance(around, Violation):
                 return around
             result["around"] = list(around)
+        if "region" in request:
+            shadowed = region_shadowed(state.surface.nodes, state.events, request["region"]["start"], request["region"]["end"])
+            if isinstance(shadowed, Violation):
+                return shadowed
+            result["shadowed"] = list(shadowed)
         return result
 
 

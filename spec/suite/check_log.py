@@ -54,7 +54,7 @@ from sessionlog_spec.model.load import identity_of
 from sessionlog_spec.model.relationships import SessionIdentity, is_human_message, relations_for, relationship_finish
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.model.rows import Record, row_events
-from sessionlog_spec.model.session import admit, payload_problem, pending_after, vocabulary_problem
+from sessionlog_spec.model.session import admit, payload_problem, vocabulary_problem
 from sessionlog_spec.model.trace import TraceState
 from sessionlog_spec.model.violation import Code, Violation
 
@@ -177,27 +177,25 @@ class _SurfaceLog(Sequence[Event]):
 
 class StreamingFold:
     """:func:`~sessionlog_spec.model.session.fold_session`, one event at a time, keeping only what
-    the contract needs later: the surface's nodes and events, the trace, the pending-call balance,
+    the contract needs later: the surface's nodes and events, the trace,
     and the open turn's bracket and message events (for the repair closers)."""
 
     def __init__(self, identity: SessionIdentity | None = None) -> None:
         self.nodes: list[int] = []
         self.log = _SurfaceLog()
         self.trace = TraceState()
-        self.pending = 0
         self.relations = relations_for(identity)
         self._turn_tail: list[Event] = []
 
     def feed(self, raw: object, line: str, position: int) -> Violation | None:
         """Admit the next raw event, member ``position`` of row ``line``; the violation that refuses it, or ``None``."""
-        admission = admit(self.nodes, self.log, self.trace, self.pending, raw, relations=self.relations)
+        admission = admit(self.nodes, self.log, self.trace, raw, relations=self.relations)
         if isinstance(admission, Violation):
             return admission
         event, plan = admission.event, admission.plan
         self.trace = admission.trace
         self.relations = admission.relations
         self.log.note(event, line, position)
-        self.pending = pending_after(self.pending, admission)
         if plan is not None:
             if plan.replacement is not None:
                 for seq in plan.replacement.shadowed:

@@ -65,6 +65,8 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "load_legacy": ("INV-JSONL-7", "INV-LEGACY-6"),
     # compaction
     "balance_around": ("INV-COMPACT-1", "INV-COMPACT-2", "INV-COMPACT-5"),
+    "compaction_region": ("INV-COMPACT-3",),
+    "careless_compaction": ("INV-COMPACT-1", "INV-COMPACT-3", "INV-COMPACT-6"),
 }
 """The machines' own rules: their ``@step`` methods and the names they ``retitle`` to, agent actions aside."""
 

@@ -24,7 +24,14 @@ from model_cases import (
     user,
 )
 
-from sessionlog_spec.contracts.compaction import balanced_around, cut_balances, legal_ranges, running_counts, update_cut_cache
+from sessionlog_spec.contracts.compaction import (
+    balanced_around,
+    cut_balances,
+    legal_ranges,
+    region_shadowed,
+    running_counts,
+    update_cut_cache,
+)
 from sessionlog_spec.model.compaction import CutCache
 from sessionlog_spec.model.event import Event
 from sessionlog_spec.model.session import SessionState
@@ -76,17 +83,23 @@ def test_inv_compact_1_result_before_its_call_is_negative() -> None:
     assert code_of(running_counts((5, 3, 7), state.events)) is Code.TOOL_PAIRING_NEGATIVE
 
 
-def test_inv_compact_1_appending_a_result_with_nothing_pending_is_refused() -> None:
-    """With every call answered, another result would drive the count below zero."""
+def test_inv_compact_1_the_log_accepts_a_compaction_that_orphans_results() -> None:
+    """Replacing the two-call message alone leaves results 5 and 7 without a call: the log takes
+    it (the released session does), and the surface then has no balance to read."""
+    state = session([replacing(12, 3, 3, 3)], example())
+    assert state.surface.nodes == (1, 12, 5, 7, 10)
+    assert code_of(running_counts(state.surface.nodes, state.events)) is Code.TOOL_PAIRING_NEGATIVE
+    assert code_of(cut_balances(state.surface.nodes, state.events)) is Code.TOOL_PAIRING_NEGATIVE
+    assert code_of(balanced_around(state.surface.nodes, state.events, 10)) is Code.TOOL_PAIRING_NEGATIVE
+    assert code_of(region_shadowed(state.surface.nodes, state.events, 10, 10)) is Code.TOOL_PAIRING_NEGATIVE
+
+
+def test_inv_compact_1_surplus_results_are_refused_by_the_trace_not_the_balance() -> None:
+    """A second result for an answered call, or one outside any step, has its own trace code."""
     state = session([ev("step/start", 12, {"turn": 1, "step": 3})], example())
-    raw = ev("tool/result", 13, result_data(1, 3, "c1", id_="r-again"), surfaceOp="append")
-    assert refusal(state, raw) is Code.TOOL_PAIRING_NEGATIVE
-
-
-def test_inv_compact_1_balance_is_checked_before_the_trace() -> None:
-    """A surplus result outside any step is refused for the balance, the earlier check."""
-    raw = ev("tool/result", 12, result_data(1, 2, "c9"), surfaceOp="append")
-    assert refusal(example(), raw) is Code.TOOL_PAIRING_NEGATIVE
+    again = ev("tool/result", 13, result_data(1, 3, "c1", id_="r-again"), surfaceOp="append")
+    assert refusal(state, again) is Code.TOOL_RESULT_UNPAIRED
+    assert refusal(example(), ev("tool/result", 12, result_data(1, 2, "c9"), surfaceOp="append")) is Code.EVENT_OUTSIDE_STEP
 
 
 # -- INV-COMPACT-2: cuts -----------------------------------------------------------------------------------
@@ -126,27 +139,55 @@ def test_inv_compact_3_open_step_has_no_legal_range_into_it() -> None:
 
 
 @pytest.mark.parametrize("start, end", LEGAL)
-def test_inv_compact_3_compaction_over_a_legal_range_is_accepted(start: int, end: int) -> None:
-    """A summary may replace any legal range."""
+def test_inv_compact_3_a_legal_region_shadows_its_nodes(start: int, end: int) -> None:
+    """A compactor may take any legal range; the region shadows the nodes from start to end, and the
+    log takes the summary that replaces them."""
+    state = example()
+    shadowed = tuple(n for n in NODES if NODES.index(start) <= NODES.index(n) <= NODES.index(end))
+    assert region_shadowed(state.surface.nodes, state.events, start, end) == shadowed
+    assert refusal(state, replacing(12, start, end, *shadowed)) is None
+
+
+SPLITTING = [(1, 3), (1, 5), (3, 3), (3, 5), (5, 5), (5, 7), (5, 10), (7, 10)]
+
+
+@pytest.mark.parametrize("start, end", SPLITTING)
+def test_inv_compact_3_a_region_splitting_a_tool_pair_is_refused(start: int, end: int) -> None:
+    """A region that ends between a call and its result, or starts between them, is refused."""
+    state = example()
+    assert code_of(region_shadowed(state.surface.nodes, state.events, start, end)) is Code.REPLACE_SPLITS_TOOL_PAIR
+
+
+@pytest.mark.parametrize("start, end", SPLITTING)
+def test_inv_compact_3_the_log_accepts_a_replacement_over_any_contiguous_range(start: int, end: int) -> None:
+    """The balance is the compactor's rule: the released session appends such a summary."""
     shadowed = [n for n in NODES if NODES.index(start) <= NODES.index(n) <= NODES.index(end)]
-    after = refusal(example(), replacing(12, start, end, *shadowed))
-    assert after is None
+    assert refusal(example(), replacing(12, start, end, *shadowed)) is None
 
 
-@pytest.mark.parametrize("start, end", [(1, 3), (1, 5), (3, 3), (3, 5), (5, 5), (5, 7), (5, 10), (7, 10)])
-def test_inv_compact_3_compaction_splitting_a_tool_pair_is_refused(start: int, end: int) -> None:
-    """A range that ends between a call and its result, or starts between them, is refused."""
-    shadowed = [n for n in NODES if NODES.index(start) <= NODES.index(n) <= NODES.index(end)]
-    assert refusal(example(), replacing(12, start, end, *shadowed)) is Code.REPLACE_SPLITS_TOOL_PAIR
+@pytest.mark.parametrize(
+    "start, end, code",
+    [
+        (2, 10, Code.REPLACE_START_NOT_ON_SURFACE),
+        (1, 11, Code.REPLACE_END_NOT_ON_SURFACE),
+        (2, 11, Code.REPLACE_START_NOT_ON_SURFACE),
+        (10, 1, Code.REPLACE_RANGE_INVERTED),
+        (7, 3, Code.REPLACE_RANGE_INVERTED),
+    ],
+)
+def test_inv_compact_3_region_bounds_are_checked_first(start: int, end: int, code: Code) -> None:
+    """Both bounds on the surface, start first, then their order; only then the balance."""
+    state = example()
+    assert code_of(region_shadowed(state.surface.nodes, state.events, start, end)) is code
 
 
-def test_inv_compact_3_replacement_may_not_add_tool_calls() -> None:
-    """An assistant message replacing a legal range may not ask for a call of its own."""
+def test_inv_compact_3_a_replacement_may_add_tool_calls() -> None:
+    """The released session takes an assistant message that replaces a node and asks for a call."""
     state = session([ev("step/start", 12, {"turn": 1, "step": 3})], example())
     raw = ev("assistant/message", 13, assistant_data(1, 3, ["c9"], id_="a13"), surfaceOp=replace(10, 10), sourceEventSeqs=[10])
-    assert refusal(state, raw) is Code.REPLACE_SPLITS_TOOL_PAIR
-    plain = ev("assistant/message", 13, assistant_data(1, 3, id_="a13"), surfaceOp=replace(10, 10), sourceEventSeqs=[10])
-    assert refusal(state, plain) is None
+    after = session([raw], state)
+    assert after.pending_calls == 1
+    assert cut_balances(after.surface.nodes, after.events) == (True, True, False, False, True, False)
 
 
 def test_inv_compact_3_tool_result_rewrite_is_exempt() -> None:
@@ -155,8 +196,8 @@ def test_inv_compact_3_tool_result_rewrite_is_exempt() -> None:
     assert refusal(example(), raw) is None
 
 
-def test_inv_compact_3_provenance_is_checked_before_the_balance() -> None:
-    """A splitting range that also misses a shadowed node is refused for the provenance."""
+def test_inv_compact_3_an_unbalanced_replacement_is_still_held_to_its_provenance() -> None:
+    """The log takes a range that splits a pair, but not one that forgets a node it shadows."""
     assert refusal(example(), replacing(12, 3, 5, 3)) is Code.SOURCES_MISSING_SHADOWED
 
 

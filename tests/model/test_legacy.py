@@ -15,12 +15,16 @@ import pytest
 from model_cases import PINNED, call_block, code_of, ev, refusal, replace, session
 
 from sessionlog_spec.contracts.jsonl import load_session
+from sessionlog_spec.contracts.jsonl import load_session as contracted_load_session
 from sessionlog_spec.contracts.legacy import upgrade_v0
 from sessionlog_spec.contracts.log import fold_session, seed_session
+from sessionlog_spec.model.event import Event, decode_event
 from sessionlog_spec.model.json_value import JsonObject, freeze, json_equal, thaw
 from sessionlog_spec.model.legacy import StoredLog
-from sessionlog_spec.model.load import LoadedSession, identity_of
+from sessionlog_spec.model.load import LoadedSession, ReadLog, identity_of, read_log, save_session
+from sessionlog_spec.model.load import load_session as model_load_session
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
+from sessionlog_spec.model.trace import TraceState, restart_interrupted_turn
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import basic_header
 
@@ -436,12 +440,134 @@ def test_inv_legacy_6_loading_a_v0_log_gives_the_upgraded_session() -> None:
     assert result.state == expected and result.closers == ()
 
 
+QUEUED = {"id": "queued", "role": "user", "content": [txt("queued")], "source": {"kind": "user"}}
+SPLICE = {"target": "next-turn", "start": 0, "inserted": [QUEUED]}
+RESTART: list[dict[str, Any]] = [
+    ev("turn/start", 0, {"turn": 1}),
+    ev("step/start", 1, {"turn": 1, "step": 1}),
+    ev("step/end", 2, {"turn": 1, "step": 1}),
+    ev("agent/inbox/spliced", 3, SPLICE),
+    ev("turn/start", 4, {"turn": 2}),
+    ev("step/start", 5, {"turn": 2, "step": 1}),
+    ev("step/end", 6, {"turn": 2, "step": 1}),
+    ev("turn/end", 7, {"turn": 2, "reason": {"kind": "completed"}}),
+]
+"""A released v0 writer's resume: input queued for the next turn is spliced in and turn 2 starts
+while turn 1, between steps, was never ended (upstream's own case, with a step in the new turn)."""
+
+
+def decoded(raw: dict[str, Any]) -> Event:
+    """A raw event the envelope rules admit, decoded."""
+    event = decode_event(raw)
+    assert isinstance(event, Event), event
+    return event
+
+
+def restart_with(at: int, event: dict[str, Any]) -> list[dict[str, Any]]:
+    """``RESTART`` with the event at seq ``at`` replaced by ``event``."""
+    return [{**event, "seq": at} if e["seq"] == at else e for e in RESTART]
+
+
+def test_inv_legacy_6_a_turn_restarted_after_a_next_turn_splice_is_admitted_unchanged() -> None:
+    """The released edge's ``legacyInterruptedTurnRestart``: turn 1 counts as abandoned, turn 2 opens
+    with its steps numbered from 1, and nothing is written for turn 1 (no closer is inserted)."""
+    result = upgraded(RESTART)
+    assert thaw(result.header) == V1_HEADER
+    assert [thaw(e) for e in result.events] == RESTART
+    assert code_of(upgrade_v0(stored(RESTART[:5]))) is None  # the restarted turn may itself be the open tail
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        restart_with(3, ev("agent/inbox/spliced", 3, {**SPLICE, "inserted": []})),
+        restart_with(3, ev("agent/inbox/spliced", 3, {**SPLICE, "target": "next-step"})),
+        [*RESTART[:2], ev("agent/inbox/spliced", 2, SPLICE), ev("turn/start", 3, {"turn": 2})],
+        restart_with(4, ev("turn/start", 4, {"turn": 3})),
+        restart_with(3, ev("approval/policy", 3, {"policy": "ask"})),
+        [*RESTART[:4], ev("approval/policy", 4, {"policy": "ask"}), ev("turn/start", 5, {"turn": 2})],
+    ],
+    ids=["empty-inserted", "next-step-target", "step-open", "turn-not-next", "no-splice", "splice-not-just-before"],
+)
+def test_inv_legacy_6_the_restart_needs_every_condition(log: list[dict[str, Any]]) -> None:
+    """Without any one of them the open turn refuses the ``turn/start`` as usual."""
+    restart = [e["seq"] for e in log if e["type"] == "turn/start"][1]
+    result = upgrade_v0(stored(log))
+    assert isinstance(result, Violation) and result.code is Code.TURN_ALREADY_OPEN
+    assert result.message.startswith(f"v0 index {restart}:")
+
+
+def test_inv_legacy_6_only_an_inbox_splice_restarts_a_turn() -> None:
+    """Another type carrying the splice's members does not: a v1 subagent descriptor of a later
+    version is open to any member, so the edge reading a v1 log meets one."""
+    lookalike = ev("subagent/descriptor", 3, {"version": 4, **SPLICE})
+    assert code_of(upgrade_v0(stored(restart_with(3, lookalike), V1_HEADER))) is Code.TURN_ALREADY_OPEN
+    open_turn = TraceState(open_turn=1, last_turn=1, last_step=1)
+    start = decoded(RESTART[4])
+    assert restart_interrupted_turn(open_turn, start, decoded(lookalike)) == open_turn
+    assert restart_interrupted_turn(open_turn, start, decoded(RESTART[3])) == TraceState(last_turn=1)
+
+
+def test_inv_legacy_6_a_restart_still_may_not_cross_an_open_compaction() -> None:
+    """The abandoned turn is closed by the restart, so its open compaction is crossed: refused as any turn boundary."""
+    compacting = [*RESTART[:3], ev("compact/start", 3, {"turn": 1}), *(dict(e, seq=e["seq"] + 1) for e in RESTART[3:])]
+    assert code_of(upgrade_v0(stored(compacting))) is Code.COMPACTION_CROSSES_TURN
+
+
+def test_inv_legacy_6_a_v1_log_is_refused_the_restart() -> None:
+    """The extension is the edge's reading only: the same events as a v1 log are refused by read,
+    load, fold, seed and append."""
+    v1_text = jsonl(V1_HEADER, RESTART)
+    assert code_of(read_log(v1_text)) is Code.TURN_ALREADY_OPEN
+    assert code_of(load_session(v1_text)) is Code.TURN_ALREADY_OPEN
+    assert code_of(fold_session(RESTART)) is Code.TURN_ALREADY_OPEN
+    assert code_of(seed_session(RESTART)) is Code.TURN_ALREADY_OPEN
+    assert refusal(session(RESTART[:4]), RESTART[4]) is Code.TURN_ALREADY_OPEN
+
+
+def test_inv_legacy_6_reading_a_v0_log_admits_the_restart_and_later_appends_do_not() -> None:
+    """Read of the v0 text goes through the edge; the session it gives then takes only v1 appends,
+    so a second restart appended to it is refused."""
+    read = read_log(jsonl(V0_HEADER, RESTART))
+    assert isinstance(read, ReadLog) and read.state.trace.open_turn is None and read.state.trace.last_turn == 2
+    live = session([ev("turn/start", 8, {"turn": 3}), ev("agent/inbox/spliced", 9, SPLICE)], read.state)
+    assert refusal(live, ev("turn/start", 10, {"turn": 4})) is Code.TURN_ALREADY_OPEN
+
+
+def test_inv_legacy_6_inv_repair_2_repair_closes_only_the_restarted_tail_turn() -> None:
+    """As upstream's ``interruptedTurnClosers``: a ``turn/start`` forgets the abandoned turn, so loading
+    a v0 log that stops inside turn 2 closes turn 2 and writes nothing for turn 1."""
+    loaded = model_load_session(jsonl(V0_HEADER, RESTART[:6]))
+    assert isinstance(loaded, LoadedSession)
+    assert [(e.type, thaw(e.data)) for e in loaded.closers] == [
+        ("step/end", {"turn": 2, "step": 1}),
+        ("turn/end", {"turn": 2, "reason": {"kind": "interrupted"}}),
+    ]
+
+
+def test_inv_legacy_6_the_saved_form_of_a_restarted_log_is_not_a_v1_log() -> None:
+    """The released consequence of writing nothing for the abandoned turn: the loaded session saved as
+    v1 is refused when read back (so INV-JSONL-8's reload does not hold for such a log)."""
+    loaded = model_load_session(jsonl(V0_HEADER, RESTART))
+    assert isinstance(loaded, LoadedSession) and loaded.closers == ()
+    assert code_of(read_log(save_session(loaded.header, loaded.state))) is Code.TURN_ALREADY_OPEN
+    # INV-JSONL-8's contract states that exception: the contracted loader takes the log.
+    assert isinstance(contracted_load_session(jsonl(V0_HEADER, RESTART)), LoadedSession)
+
+
 # -- INV-LEGACY-7: the edge is a fixed point -----------------------------------------------------------------
 
 
 def test_inv_legacy_7_upgrading_twice_is_upgrading_once() -> None:
     """The output is a v1 log, which the edge returns unchanged."""
     once = upgraded(V0_LOG)
+    assert upgrade_v0(once) == once
+
+
+def test_inv_legacy_7_a_restarted_turn_comes_back_unchanged() -> None:
+    """The edge reads a v1 log as it reads its own output, so the interrupted-turn restart it admitted
+    is admitted again (reading the same log as v1 is refused: see INV-LEGACY-6)."""
+    once = upgraded(RESTART)
     assert upgrade_v0(once) == once
 
 

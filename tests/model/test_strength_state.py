@@ -20,6 +20,7 @@ from model_cases import (
     code_of,
     ev,
     opened,
+    replacing,
     result_data,
     session,
 )
@@ -106,11 +107,6 @@ def test_inv_surf_11_a_rewrite_compares_every_block_after_the_result() -> None:
 
 
 def test_inv_compact_1_cut_balances_refuses_a_surface_that_goes_negative() -> None:
-    result = fold_session(
-        [*opened(), ev("tool/result", 2, {**result_data(1, 1, "c9"), "error": {"name": "E", "code": "TOOL_NOT_STARTED"}},
-                        surfaceOp="append")]
-    )
-    assert code_of(result) is Code.TOOL_PAIRING_NEGATIVE
     log = [Event("tool/result", 0, 0, MappingProxyType({}))]
     assert code_of(cut_balances((0,), log)) is Code.TOOL_PAIRING_NEGATIVE
 
@@ -119,6 +115,25 @@ def test_inv_compact_6_a_folded_log_tracks_its_pending_calls() -> None:
     state = fold_session([*opened(), ev("assistant/message", 2, assistant_data(1, 1, ["c1", "c2"]), surfaceOp="append")])
     assert not isinstance(state, Violation)
     assert state.pending_calls == 2
+
+
+
+def test_inv_compact_6_a_replacement_takes_back_what_it_shadows() -> None:
+    """A summary over the asking message alone takes its call back, leaving its answer at −1."""
+    answered = [
+        *opened(),
+        ev("assistant/message", 2, assistant_data(1, 1, ["c1"]), surfaceOp="append"),
+        ev("tool/call", 3, call_data(1, 1, "c1")),
+        ev("tool/result", 4, result_data(1, 1, "c1"), surfaceOp="append"),
+        ev("step/end", 5, {"turn": 1, "step": 1}),
+    ]
+    compacted = fold_session([*answered, replacing(6, 2, 2, 2)])
+    assert not isinstance(compacted, Violation)
+    assert compacted.pending_calls == -1
+    assert code_of(cut_balances(compacted.surface.nodes, compacted.events)) is Code.TOOL_PAIRING_NEGATIVE
+    whole = fold_session([*answered, replacing(6, 2, 4, 2, 4)])
+    assert not isinstance(whole, Violation)
+    assert whole.pending_calls == 0
 
 
 # -- INV-HDR ---------------------------------------------------------------------------------------

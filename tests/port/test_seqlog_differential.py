@@ -79,12 +79,27 @@ def _floated(draw: st.DrawFn, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _region(draw: st.DrawFn, events: list[dict[str, Any]]) -> object:
+    """A compaction region to ask ``cuts`` about: mostly seqs of surface events, sometimes any seq
+    or a malformed region."""
+    surface = [e["seq"] for e in events if isinstance(e, dict) and e.get("surfaceOp") is not None]
+    seqs = st.integers(-1, len(events))
+    if surface:
+        seqs = st.one_of(st.sampled_from(surface), st.sampled_from(surface), seqs)
+    region = st.fixed_dictionaries({"start": seqs, "end": seqs})
+    malformed = st.sampled_from([{"start": 0}, {"start": 1.0, "end": True}, [0, 1], None, {"start": "1", "end": 1}])
+    return draw(st.one_of(region, region, region, malformed))
+
+
 def _read_ops(pair: Pair, draw: st.DrawFn, events: list[dict[str, Any]]) -> None:
     """The pure ops over a log: surface, header, repair, cuts, header decision."""
     for op in draw(st.lists(st.sampled_from(["fold_surface", "fold_header", "repair", "cuts", "decision"]), max_size=3)):
         if op == "cuts" and draw(st.booleans()):
             seq = draw(st.one_of(st.integers(-1, len(events)), st.sampled_from([0.0, 1.0, True, "0", None, [0]])))
-            pair.call("cuts", events=events, seq=seq)
+            extra = {"region": _region(draw, events)} if draw(st.booleans()) else {}
+            pair.call("cuts", events=events, seq=seq, **extra)
+        elif op == "cuts" and draw(st.booleans()):
+            pair.call("cuts", events=events, region=_region(draw, events))
         elif op == "decision":
             facts = {k: draw(st.booleans()) for k in ("first_request", "begins_series", "replaced_since_last_request")}
             pair.call("header_decision", events=events, header=draw(headers()), instance=facts)
@@ -141,6 +156,56 @@ def _scenario(draw: st.DrawFn) -> None:
 @given(_scenario())
 def test_sessions_appends_loads_and_seeds_agree(_: None) -> None:
     """Valid sessions, hostile candidates, reloads of damaged saves and seeds all get the same replies."""
+
+
+@st.composite
+def _any_range_compactions(draw: st.DrawFn) -> None:
+    """Summaries over any contiguous surface range, balanced or not, then the balance queries.
+
+    The log accepts every such range (only the compactor reads the balance), so both ports must
+    agree on the accepted log, on ``cuts`` and regions over it (``TOOL_PAIRING_NEGATIVE`` once a
+    result lost its call), and on the pending-call count, negative included.
+    """
+    pair = Pair()
+    pair.call("reset", header=HEADER_LINE)
+    builder: SessionBuilder
+    if draw(st.booleans()):
+        builder = draw(sessions(max_actions=24))
+    else:
+        builder = realistic_session(draw(st.integers(1, 3)), calls_per_step=draw(st.integers(1, 3)))
+    for raw in builder.events:
+        pair.call("append", event=raw)
+    for _ in range(draw(st.integers(1, 3))):
+        nodes = list(builder.state.surface.nodes)
+        if not nodes:
+            break
+        first = draw(st.integers(0, len(nodes) - 1))
+        last = draw(st.integers(first, len(nodes) - 1))
+        candidate = builder.compaction(nodes[first], nodes[last], commit=False)
+        if pair.call("append", event=candidate)["ok"]:
+            builder.commit(candidate)
+        log = builder.events
+        pair.call("cuts", events=log)
+        on_surface = st.sampled_from(list(builder.state.surface.nodes) or [0])
+        for _ in range(draw(st.integers(0, 4))):
+            region = {"start": draw(on_surface), "end": draw(on_surface)} if draw(st.booleans()) else _region(draw, log)
+            pair.call("cuts", events=log, region=region)
+        ask_around: bool = draw(st.booleans())
+        if ask_around:
+            pair.call("cuts", events=log, seq=draw(st.sampled_from(nodes)))
+        restored = Session.restore(log)
+        assert restored.pending_calls == builder.state.pending_calls, (restored.pending_calls, builder.state.pending_calls)
+        assert pair.seqlog.session.pending_calls == builder.state.pending_calls
+    pair.call("state")
+    pair.call("seed", events=builder.events)
+    pair.call("load", jsonl=_jsonl(builder.events))
+    pair.call("state")
+
+
+@FAST
+@given(_any_range_compactions())
+def test_compactions_over_any_range_and_the_balance_agree(_: None) -> None:
+    """INV-COMPACT-1/3/6: unbalanced compactions are accepted alike; cuts, regions and pending counts agree."""
 
 
 @settings(

@@ -91,3 +91,77 @@ def test_read_is_the_stateless_reader() -> None:
     refused = driver({"id": 6, "op": "read", "jsonl": _text(HEADER, TURN, {**step, "seq": 3}, {"type": "turn/end", "seq": 2})})
     assert refused["error"]["code"] == "SEQ_NOT_CONTIGUOUS"
     assert driver({"id": 7, "op": "read", "jsonl": 5})["error"]["code"] == "BAD_REQUEST"
+
+
+# -- cuts with a compaction region (spec/PROTOCOL.md, `cuts`) -----------------------------------
+
+_ASSISTANT = {
+    "id": "a3",
+    "role": "assistant",
+    "content": [{"type": "tool-call", "id": "c1", "name": "read", "arguments": "{}"}],
+    "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
+}
+_RESULT = {
+    "id": "r5",
+    "role": "user",
+    "source": {"kind": "tool", "callId": "c1"},
+    "content": [{"type": "tool-result", "toolCallId": "c1", "content": [{"type": "text", "text": "ok"}], "isError": False}],
+}
+_USER = {"id": "u1", "role": "user", "content": [], "source": {"kind": "user"}}
+_STEP = {"turn": 1, "step": 1}
+TOOL_STEP: list[dict[str, object]] = [
+    TURN,
+    {"type": "user/message", "seq": 1, "time": 5, "data": _USER, "surfaceOp": "append"},
+    {"type": "step/start", "seq": 2, "time": 5, "data": _STEP},
+    {"type": "assistant/message", "seq": 3, "time": 5, "data": {**_STEP, "message": _ASSISTANT}, "surfaceOp": "append"},
+    {"type": "tool/call", "seq": 4, "time": 5, "data": {**_STEP, "callId": "c1", "name": "read", "arguments": "{}"}},
+    {"type": "tool/result", "seq": 5, "time": 5, "data": {**_STEP, "message": _RESULT}, "surfaceOp": "append"},
+    {"type": "step/end", "seq": 6, "time": 5, "data": _STEP},
+]
+"""The protocol's `cuts` example: surface 1, 3, 5 with the cut after 3 pending."""
+ORPHANING = {
+    "type": "user/message",
+    "seq": 7,
+    "time": 5,
+    "data": {"id": "s7", "role": "user", "content": [{"type": "text", "text": "summary"}], "source": {"kind": "user"}},
+    "surfaceOp": {"op": "replace", "start": 3, "end": 3},
+    "sourceEventSeqs": [3],
+}
+"""A summary over the assistant message alone: result 5 loses its call."""
+
+
+def _cuts(driver: SeqlogDriver, events: list[dict[str, object]], **extra: object) -> dict[str, object]:
+    reply = driver({"id": 1, "op": "cuts", "events": events, **extra})
+    return reply["result"] if reply["ok"] else {"code": reply["error"]["code"]}
+
+
+def test_cuts_checks_a_region_like_a_compactor() -> None:
+    driver = SeqlogDriver()
+    assert _cuts(driver, TOOL_STEP, region={"start": 1, "end": 5}) == {
+        "nodes": [1, 3, 5],
+        "balanced": [True, True, False, True],
+        "shadowed": [1, 3, 5],
+    }
+    assert _cuts(driver, TOOL_STEP, region={"start": 3, "end": 3}) == {"code": "REPLACE_SPLITS_TOOL_PAIR"}
+    assert _cuts(driver, TOOL_STEP, region={"start": 5, "end": 5}) == {"code": "REPLACE_SPLITS_TOOL_PAIR"}
+    assert _cuts(driver, TOOL_STEP, region={"start": 2, "end": 5}) == {"code": "REPLACE_START_NOT_ON_SURFACE"}
+    assert _cuts(driver, TOOL_STEP, region={"start": 1, "end": 4}) == {"code": "REPLACE_END_NOT_ON_SURFACE"}
+    assert _cuts(driver, TOOL_STEP, region={"start": 5, "end": 1}) == {"code": "REPLACE_RANGE_INVERTED"}
+    # `seq` is answered before `region`.
+    assert _cuts(driver, TOOL_STEP, seq=2, region={"start": 5, "end": 1}) == {"code": "NOT_ON_SURFACE"}
+    assert _cuts(driver, TOOL_STEP, region={"start": 1}) == {"code": "BAD_REQUEST"}
+
+
+def test_cuts_on_a_surface_with_no_balance_refuses_before_seq_and_region() -> None:
+    driver = SeqlogDriver()
+    orphaned = [*TOOL_STEP, ORPHANING]
+    assert _cuts(driver, orphaned) == {"code": "TOOL_PAIRING_NEGATIVE"}
+    assert _cuts(driver, orphaned, seq=3) == {"code": "TOOL_PAIRING_NEGATIVE"}
+    assert _cuts(driver, orphaned, region={"start": 3, "end": 3}) == {"code": "TOOL_PAIRING_NEGATIVE"}
+    assert _cuts(driver, orphaned, region={"start": 5, "end": 1}) == {"code": "TOOL_PAIRING_NEGATIVE"}
+    # The log itself takes the orphaning summary: append and seed accept it.
+    driver({"id": 2, "op": "seed", "events": TOOL_STEP})
+    appended = driver({"id": 3, "op": "append", "event": {**ORPHANING, "seq": 8}})
+    assert appended["ok"] and appended["result"]["nodes"] == [1, 8, 5]
+    seeded = driver({"id": 4, "op": "seed", "events": orphaned})
+    assert seeded["ok"] and seeded["result"]["nodes"] == [1, 7, 5]

@@ -1,13 +1,18 @@
-"""The v0-to-v1 edge: each normalisation, each refusal, the source checks, and the fixed point."""
+"""The v0-to-v1 edge: each normalisation, each refusal, the source checks, the fixed point, and the
+released interrupted-turn restart the edge admits."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from seqlog_compare import Pair
 
-from seqlog import Code, SeqlogError, StoredLog, thaw, upgrade_v0
+from seqlog import Code, SeqlogError, Session, StoredLog, load_text, read_text, thaw, upgrade_v0
+from seqlog.event import decode_event
 from seqlog.payloads import generation_schema_file, payload_problem, schema_names
+from seqlog.trace import Brackets, abandon_for_restart
 from sessionlog_spec.model.json_value import freeze
 from sessionlog_spec.model.legacy import StoredLog as ModelLog
 from sessionlog_spec.model.legacy import upgrade_v0 as model_upgrade
@@ -247,3 +252,127 @@ def test_the_v0_schema_is_used_only_where_one_is_published() -> None:
     assert generation_schema_file("subagent/descriptor", 0) == "subagent.descriptor.v0.schema.json"
     assert generation_schema_file("todo/write", 0) == "todo.write.schema.json"
     assert generation_schema_file("subagent/descriptor", 1) == "subagent.descriptor.schema.json"
+
+
+# -- the released interrupted-turn restart (legacyInterruptedTurnRestart) ------------------------------------
+
+QUEUED = {"id": "queued", "role": "user", "content": TEXT, "source": {"kind": "user"}}
+SPLICE = {"target": "next-turn", "start": 0, "inserted": [QUEUED]}
+V1 = {**V0, "version": 1}
+
+
+def _event(type_: str, seq: int, data: object) -> dict[str, Any]:
+    return {"type": type_, "seq": seq, "time": 0, "data": data}
+
+
+RESTART = [
+    _start(0, 1),
+    _event("step/start", 1, {"turn": 1, "step": 1}),
+    _event("step/end", 2, {"turn": 1, "step": 1}),
+    _event("agent/inbox/spliced", 3, SPLICE),
+    _start(4, 2),
+    _event("step/start", 5, {"turn": 2, "step": 1}),
+    _event("step/end", 6, {"turn": 2, "step": 1}),
+    _end(7, 2, {"kind": "completed"}),
+]
+"""A v0 writer's resume: turn 2 starts after a next-turn splice while turn 1, between steps, never ended."""
+
+
+def _restart_with(at: int, event: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{**event, "seq": at} if e["seq"] == at else e for e in RESTART]
+
+
+NOT_A_RESTART = {
+    "empty-inserted": _restart_with(3, _event("agent/inbox/spliced", 3, {**SPLICE, "inserted": []})),
+    "next-step-target": _restart_with(3, _event("agent/inbox/spliced", 3, {**SPLICE, "target": "next-step"})),
+    "step-open": [*RESTART[:2], _event("agent/inbox/spliced", 2, SPLICE), _start(3, 2)],
+    "turn-not-next": _restart_with(4, _start(4, 3)),
+    "no-splice": _restart_with(3, _event("approval/policy", 3, {"policy": "ask"})),
+    "splice-not-just-before": [*RESTART[:4], _event("approval/policy", 4, {"policy": "ask"}), _start(5, 2)],
+}
+
+
+def _text(header: dict[str, Any], events: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(x) + "\n" for x in [header, *events])
+
+
+def test_an_interrupted_turn_restart_is_admitted_unchanged_and_stays_a_fixed_point() -> None:
+    once = upgrade_v0(StoredLog(V0, tuple(RESTART)))
+    assert [thaw(e) for e in once.events] == RESTART
+    assert upgrade_v0(once) is once
+    assert _model_code(*RESTART) is None
+
+
+@pytest.mark.parametrize("events", list(NOT_A_RESTART.values()), ids=list(NOT_A_RESTART))
+def test_without_any_one_condition_the_open_turn_refuses_the_restart(events: list[dict[str, Any]]) -> None:
+    refused = _refused(*events)
+    assert refused.code == Code.TURN_ALREADY_OPEN
+    assert _model_code(*events) == refused.code.value
+
+
+def test_only_an_inbox_splice_restarts_a_turn() -> None:
+    """A later-version subagent descriptor (open to any member) carrying the splice's members does not."""
+    lookalike = _restart_with(3, _event("subagent/descriptor", 3, {"version": 4, **SPLICE}))
+    assert _refused(*lookalike, header=V1).code == Code.TURN_ALREADY_OPEN
+    open_turn = Brackets(open_turn=1, last_turn=1, last_step=1)
+    start = decode_event(RESTART[4])
+    assert abandon_for_restart(open_turn, start, decode_event(lookalike[3])) == open_turn
+    assert abandon_for_restart(open_turn, start, decode_event(RESTART[3])) == Brackets(last_turn=1)
+
+
+def test_a_restart_still_may_not_cross_an_open_compaction() -> None:
+    compacting = [*RESTART[:3], _event("compact/start", 3, {"turn": 1}), *({**e, "seq": e["seq"] + 1} for e in RESTART[3:])]
+    assert _refused(*compacting).code == Code.COMPACTION_CROSSES_TURN
+    assert _model_code(*compacting) == Code.COMPACTION_CROSSES_TURN.value
+
+
+def test_a_v1_log_is_refused_the_restart() -> None:
+    """Outside the edge the same events are plain v1: read, load, restore, seed and append refuse them."""
+    for read in (read_text, load_text):
+        with pytest.raises(SeqlogError) as refused:
+            read(_text(V1, RESTART))
+        assert refused.value.code == Code.TURN_ALREADY_OPEN
+    with pytest.raises(SeqlogError) as restored:
+        Session.restore(RESTART)
+    assert restored.value.code == Code.TURN_ALREADY_OPEN
+    with pytest.raises(SeqlogError) as seeded:
+        Session.create(RESTART, header=V1)
+    assert seeded.value.code == Code.TURN_ALREADY_OPEN
+    live = Session.restore(RESTART[:4])
+    with pytest.raises(SeqlogError) as appended:
+        live.append_event(RESTART[4])
+    assert appended.value.code == Code.TURN_ALREADY_OPEN
+
+
+def test_a_read_v0_log_admits_the_restart_but_later_appends_do_not() -> None:
+    session = read_text(_text(V0, RESTART)).session
+    assert session.open_turn is None and session.brackets.last_turn == 2
+    session.append_event(_start(8, 3))
+    session.append_event(_event("agent/inbox/spliced", 9, SPLICE))
+    with pytest.raises(SeqlogError) as refused:
+        session.append_event(_start(10, 4))
+    assert refused.value.code == Code.TURN_ALREADY_OPEN
+
+
+def test_repair_closes_only_the_restarted_tail_turn() -> None:
+    """As upstream's ``interruptedTurnClosers``: the abandoned turn 1 gets nothing, the open turn 2 its closers."""
+    loaded = load_text(_text(V0, RESTART[:6]))
+    assert [(e.type, thaw(e.data)) for e in loaded.closers] == [
+        ("step/end", {"turn": 2, "step": 1}),
+        ("turn/end", {"turn": 2, "reason": {"kind": "interrupted"}}),
+    ]
+
+
+@pytest.mark.parametrize(
+    "events", [RESTART, RESTART[:6], *NOT_A_RESTART.values()], ids=["restart", "restart-open-tail", *NOT_A_RESTART]
+)
+@pytest.mark.parametrize("version", [0, 1])
+def test_restarts_agree_with_the_model(events: list[dict[str, Any]], version: int) -> None:
+    """upgrade_v0, read and load of the same log, as v0 and as v1, answer as the model answers."""
+    pair = Pair()
+    header = {**V0, "version": version}
+    pair.call("upgrade_v0", log={"header": header, "events": events})
+    text = _text(header, events)
+    pair.call("read", jsonl=text)
+    pair.call("load", jsonl=text)
+    pair.call("state")

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import pytest
 from seqlog_fixtures import HEADER_LINE, assistant, data, header, tool_call, tool_result, user
 
-from seqlog import Code, LibCode, SeqlogError, Session
+from seqlog import Code, LibCode, SeqlogError, Session, encode_jsonl
+from seqlog.codec import load_text
 from seqlog.event import encode_event
 from seqlog.jsonvalue import FrozenObject
 
@@ -76,12 +77,6 @@ def test_derived_state_follows_the_log() -> None:
         ("todo/write", {"x": float("nan")}, {}, Code.JSON_NOT_LOSSLESS),
         ("request/header", {"header": header(system=""), "reason": "change"}, {}, Code.HEADER_NOT_CANONICAL),
         ("user/message", user("s"), {"surface_op": {"op": "replace", "start": 1, "end": 4}}, Code.SOURCES_MISSING_SHADOWED),
-        (
-            "user/message",
-            user("s"),
-            {"surface_op": {"op": "replace", "start": 1, "end": 4}, "source_event_seqs": [1, 4]},
-            Code.REPLACE_SPLITS_TOOL_PAIR,
-        ),
     ],
 )
 def test_a_refused_append_changes_nothing(type_: str, data: object, extra: dict[str, object], code: Code) -> None:
@@ -196,3 +191,113 @@ def test_create_refuses_a_seed_length_beyond_the_seed() -> None:
     with pytest.raises(SeqlogError) as refused:
         Session.create(header=seeded)
     assert refused.value.code == Code.JSONL_HEADER_INVALID and "seedLength" in refused.value.message
+
+
+# -- the tool-pairing balance is the compactor's rule, not the log's ------------------------------
+
+
+def _closed_tool_step(session: Session) -> None:
+    """Seqs 0..6: turn 1, user message 1, step 1 with assistant message 3 (one call), call 4,
+    result 5, step end 6.  Surface 1, 3, 5; cuts balanced, balanced, pending, balanced."""
+    session.append("turn/start", {"turn": 1})
+    session.append("user/message", user(), surface_op="append")
+    session.append("step/start", {"turn": 1, "step": 1})
+    session.append("assistant/message", assistant(1, 1, "a3", calls=("c1",)), surface_op="append")
+    session.append("tool/call", tool_call(1, 1, "c1"))
+    session.append("tool/result", tool_result(1, 1, "c1"), surface_op="append")
+    session.append("step/end", {"turn": 1, "step": 1})
+
+
+def _compact(session: Session, start: int, end: int, sources: list[int], message_id: str = "s1") -> None:
+    op = {"op": "replace", "start": start, "end": end}
+    session.append("user/message", user(message_id, "summary"), surface_op=op, source_event_seqs=sources)
+
+
+def _code(call: object) -> Code:
+    assert callable(call)
+    with pytest.raises(SeqlogError) as refused:
+        call()
+    code = refused.value.code
+    assert isinstance(code, Code)
+    return code
+
+
+def test_a_replace_over_an_open_call_is_accepted_and_takes_its_count_back() -> None:
+    """The released session does not police the balance: a summary over 1..4 (the call still
+    pending) is accepted, and the pending count loses the shadowed message's call."""
+    session = _session()
+    _through_a_tool_call(session)
+    assert session.pending_calls == 1
+    _compact(session, 1, 4, [1, 4])
+    assert list(session.surface.nodes) == [6]
+    assert session.pending_calls == 0 and session.cut_balances() == (True, True)
+
+
+def test_a_compaction_that_orphans_a_result_is_accepted_and_leaves_no_balance() -> None:
+    """A summary over the assistant message alone leaves result 5 without its call: accepted on
+    append, seed and load; every balance query then refuses TOOL_PAIRING_NEGATIVE."""
+    session = _session()
+    _closed_tool_step(session)
+    assert session.pending_calls == 0 and session.cut_balances() == (True, True, False, True)
+    _compact(session, 3, 3, [3])
+    assert list(session.surface.nodes) == [1, 7, 5]
+    assert session.pending_calls == -1
+    assert _code(session.cut_balances) is Code.TOOL_PAIRING_NEGATIVE
+    assert _code(lambda: session.balanced_around(5)) is Code.TOOL_PAIRING_NEGATIVE
+    assert _code(lambda: session.balanced_around(3)) is Code.NOT_ON_SURFACE  # off the surface comes first
+    assert _code(lambda: session.compaction_region(1, 1)) is Code.TOOL_PAIRING_NEGATIVE
+    assert _code(lambda: session.compaction_region(3, 5)) is Code.REPLACE_START_NOT_ON_SURFACE
+    assert _code(lambda: session.compaction_region(1, 3)) is Code.REPLACE_END_NOT_ON_SURFACE
+    assert _code(lambda: session.compaction_region(5, 1)) is Code.REPLACE_RANGE_INVERTED
+    raws = [encode_event(e) for e in session.events]
+    seeded = Session.create(raws, header=HEADER_LINE)
+    assert seeded.pending_calls == -1 and list(seeded.surface.nodes) == [1, 7, 5]
+    loaded = load_text(encode_jsonl(HEADER_LINE, session.events).decode("utf-8"), clock=lambda: 0).session
+    assert loaded.pending_calls == -1 and [e.type for e in loaded.events[len(session) :]] == ["turn/end"]  # repaired
+    assert _code(loaded.cut_balances) is Code.TOOL_PAIRING_NEGATIVE
+
+
+def test_pending_calls_follow_replacements_through_negative_counts() -> None:
+    """Each replacement takes back the counts of what it shadows: -1 after orphaning result 5,
+    0 again once a second summary covers the orphan, and the cut cache agrees from scratch."""
+    session = _session()
+    _closed_tool_step(session)
+    _compact(session, 3, 3, [3])
+    assert session.pending_calls == -1
+    _compact(session, 7, 5, [7, 5], "s2")
+    assert list(session.surface.nodes) == [1, 8]
+    assert session.pending_calls == 0 and session.cut_balances() == (True, True, True)
+    assert session.compaction_region(1, 8) == (1, 8)
+    again = Session.create([encode_event(e) for e in session.events], header=HEADER_LINE)
+    assert again.cut_balances() == session.cut_balances() and again.pending_calls == 0
+
+
+def test_an_orphan_cut_ahead_of_later_appends_stays_refused() -> None:
+    """Appends after the corruption extend the cut cache; the surface still has no balance."""
+    session = _session()
+    _closed_tool_step(session)
+    _compact(session, 3, 3, [3])
+    session.append("step/start", {"turn": 1, "step": 2})
+    session.append("assistant/message", assistant(1, 2, "a9", calls=("c2",)), surface_op="append")
+    assert session.pending_calls == 0  # -1 + 1: the count is a sum, not a balance
+    assert _code(session.cut_balances) is Code.TOOL_PAIRING_NEGATIVE
+    assert _code(lambda: session.balanced_around(9)) is Code.TOOL_PAIRING_NEGATIVE
+
+
+def test_compaction_region_checks_a_balanced_surface_in_order() -> None:
+    """On surface 1, 3, 5 (cut after 3 pending): each refusal code, and the shadowed nodes."""
+    session = _session()
+    _closed_tool_step(session)
+    assert session.compaction_region(1, 5) == (1, 3, 5)
+    assert session.compaction_region(1, 1) == (1,)
+    assert session.compaction_region(3, 5) == (3, 5)
+    assert _code(lambda: session.compaction_region(3, 3)) is Code.REPLACE_SPLITS_TOOL_PAIR  # the cut after 3
+    assert _code(lambda: session.compaction_region(5, 5)) is Code.REPLACE_SPLITS_TOOL_PAIR  # the cut before 5
+    assert _code(lambda: session.compaction_region(9, 9)) is Code.REPLACE_START_NOT_ON_SURFACE
+    assert _code(lambda: session.compaction_region(2, 5)) is Code.REPLACE_START_NOT_ON_SURFACE
+    assert _code(lambda: session.compaction_region(1, 9)) is Code.REPLACE_END_NOT_ON_SURFACE
+    assert _code(lambda: session.compaction_region(5, 3)) is Code.REPLACE_RANGE_INVERTED
+    assert _code(lambda: session.compaction_region(5, 9)) is Code.REPLACE_END_NOT_ON_SURFACE  # end before order
+    # The log itself takes the region the compactor would refuse.
+    _compact(session, 3, 3, [3])
+    assert len(session) == 8

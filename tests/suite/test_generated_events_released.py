@@ -31,7 +31,7 @@ from sessionlog_spec.suite.agent.actions import LOG_ONLY_TYPES, TURN_ONLY_TYPES
 UNAVAILABLE = unavailable_reason()
 pytestmark = pytest.mark.skipif(UNAVAILABLE is not None, reason=f"the released oracle cannot run: {UNAVAILABLE}")
 
-BUDGET = Budget(loop_examples=40, loop_steps=60, repair_cuts=3, machine_examples=4, machine_steps=25, acp=False)
+BUDGET = Budget(loop_examples=60, loop_steps=60, repair_cuts=3, machine_examples=4, machine_steps=25, acp=False)
 """Enough to reach every note type through the loop alone, small enough for a few seconds."""
 
 

@@ -44,10 +44,9 @@ from typing import Any
 
 import orjson
 
-from sessionlog_spec.model.compaction import pairing_delta
 from sessionlog_spec.model.event import decode_event as model_decode
 from sessionlog_spec.model.header import canonical_header, header_of
-from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, admit, seed_session
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, admit, pending_after, seed_session
 from sessionlog_spec.model.surface import apply_plan
 from sessionlog_spec.model.surface import fold_surface as model_fold
 from sessionlog_spec.model.violation import Violation
@@ -73,22 +72,20 @@ class FastBuilder(SessionBuilder):
 
     def commit(self, raw: Mapping[str, Any]) -> None:
         state = self.state
-        admission = admit(state.surface.nodes, self._log, state.trace, state.pending_calls, raw)
+        admission = admit(state.surface.nodes, self._log, state.trace, raw, relations=state.relations)
         if isinstance(admission, Violation):
             raise AssertionError(f"builder produced an invalid event {raw}: {admission}")
         self._log.append(admission.event)
         plan = admission.plan
         snapshot = header_of(admission.event)
         header = state.header if snapshot is None else canonical_header(snapshot)
-        pending = state.pending_calls
-        if plan is not None and plan.replacement is None:
-            pending += pairing_delta(admission.event)
         self.state = SessionState(
             events=self._log,  # type: ignore[arg-type]
             surface=state.surface if plan is None else apply_plan(state.surface, plan),
             trace=admission.trace,
             header=header,
-            pending_calls=pending,
+            pending_calls=pending_after(state.pending_calls, admission, self._log),
+            relations=admission.relations,
         )
         self.turn, self.step = admission.trace.last_turn, admission.trace.last_step
 

@@ -309,7 +309,7 @@ def transcript(question: Question) -> list[Request]:
         return [("repair", {"events": [*events, candidate]})]
     if question.group == "compaction":
         if question.context == "cuts":
-            return [("cuts", {"events": list(events), "seq": candidate})]
+            return [("cuts", {"events": list(events), **candidate})]
         return [("cuts", {"events": [*events, candidate]})]
     requests: list[Request] = [("reset", {})]
     if question.context == "load":
@@ -395,7 +395,6 @@ class Explanation:
 EXPLANATIONS = (
     Explanation("D1", r"^(session|read|jsonl) .*(header_delta|mode_set|fallback).*(UNKNOWN_EVENT_TYPE|UNMAPPED)"),
     Explanation("D3", r"\bHEADER_NOT_CANONICAL accepted-invalid"),
-    Explanation("gap:invented", r"\b(REPLACE_SPLITS_TOOL_PAIR|TOOL_PAIRING_NEGATIVE) accepted-invalid"),
     Explanation("driver:json-numbers", r"unsafe integer|outside the safe range|negative zero|rounds"),
 )
 

@@ -878,16 +878,22 @@ def _repair_times_advance(original: Fn) -> Fn:
 # --- INV-COMPACT: tool-pairing balance ------------------------------------------------------------
 
 
+_ORPHANING_LOG = (
+    p.turn_start(0), p.user(1), p.step_start(2), p.assistant(3, ["c1"]), p.tool_call(4, "c1"), p.tool_result(5, "c1"),
+    p.step_end(6), p.turn_end(7),
+)
+"""A closed turn whose one call is answered; a summary over ``3..3`` would leave result 5 without its call."""
+
+
 @mutant(
     "negative_pending_accepted", "INV-COMPACT-1", "compaction", Session, "_check_balance",
-    p.pure("cuts", p.turn_start(0), p.step_start(1), p.tool_result(2, "c9", error_code="TOOL_NOT_STARTED")),
+    p.pure("cuts", *_ORPHANING_LOG, p.user(8, p.replace(3, 3), [3])),
 )
 def _negative_pending_accepted(original: Fn) -> Fn:
-    """An appended result may drive the pending-call count below zero."""
+    """The cuts of a surface whose count goes negative are answered as if it had a balance."""
 
-    def _check_balance(self: Session, event: Event, plan: SurfacePlan, delta: int) -> None:
-        if plan.replacement is not None:
-            original(self, event, plan, delta)
+    def _check_balance(self: Session) -> None:
+        return None
 
     return _check_balance
 
@@ -907,21 +913,49 @@ def _cuts_drop_head_cut(original: Fn) -> Fn:
 
 
 @mutant(
-    "compaction_may_split_pair", "INV-COMPACT-3", "compaction", Session, "_check_balance",
-    p.pure(
-        "cuts",
-        p.turn_start(0), p.user(1), p.step_start(2), p.assistant(3, ["c1"]), p.tool_call(4, "c1"), p.tool_result(5, "c1"),
-        p.step_end(6), p.turn_end(7), p.user(8, p.replace(1, 3), [1, 3]),
-    ),
+    "compaction_may_split_pair", "INV-COMPACT-3", "compaction", Session, "compaction_region",
+    ({"op": "cuts", "events": list(_ORPHANING_LOG), "region": {"start": 1, "end": 3}},),
 )
 def _compaction_may_split_pair(original: Fn) -> Fn:
-    """A replacement may cover a range that separates a tool call from its result."""
+    """A compactor may take a region whose end cut has a call pending: it would separate the call from its result."""
 
-    def _check_balance(self: Session, event: Event, plan: SurfacePlan, delta: int) -> None:
-        if plan.replacement is None:
-            original(self, event, plan, delta)
+    def compaction_region(self: Session, start: object, end: object) -> tuple[int, ...]:
+        nodes = self.surface.nodes
+        if start in nodes and end in nodes and nodes.index(start) <= nodes.index(end) and self.pending_calls >= 0:
+            return tuple(nodes[nodes.index(start) : nodes.index(end) + 1])
+        out: tuple[int, ...] = original(self, start, end)
+        return out
 
-    return _check_balance
+    return compaction_region
+
+
+@mutant(
+    "append_refuses_unbalanced_compaction", "INV-COMPACT-3", "session", Session, "validate",
+    p.appends(*_ORPHANING_LOG, p.user(8, p.replace(1, 3), [1, 3])),
+)
+def _append_refuses_unbalanced_compaction(original: Fn) -> Fn:
+    """The log refuses a summary whose range separates a tool call from its result (the compactor's rule, not the log's)."""
+
+    def validate(self: Session, raw: object) -> Any:
+        plan = original(self, raw)
+        surface = plan.surface
+        if surface.replacement is not None and plan.event.type != "tool/result":
+            counts = [0]
+            for seq in self.surface.nodes:
+                event = self.events[seq]
+                counts.append(counts[-1] + (-1 if event.type == "tool/result" else len(_tool_calls(event))))
+            if counts[surface.start_index] != 0 or counts[surface.stop_index] != 0:
+                raise SeqlogError(Code.REPLACE_SPLITS_TOOL_PAIR, "replace would separate a tool call from its result")
+        return plan
+
+    return validate
+
+
+def _tool_calls(event: Event) -> list[object]:
+    message = _data(event).get("message")
+    if event.type != "assistant/message" or not isinstance(message, Mapping):
+        return []
+    return [b for b in message.get("content") or () if isinstance(b, Mapping) and b.get("type") == "tool-call"]
 
 
 @mutant(

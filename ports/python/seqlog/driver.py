@@ -226,6 +226,9 @@ class SeqlogDriver:
         result: dict[str, Any] = {"nodes": list(session.surface.nodes), "balanced": list(session.cut_balances())}
         if "seq" in request:
             result["around"] = list(session.balanced_around(request["seq"]))
+        if "region" in request:
+            region = request["region"]
+            result["shadowed"] = list(session.compaction_region(region["start"], region["end"]))
         return result
 
 

@@ -9,6 +9,12 @@ normalised.  Only when every event has been read is the converted log replayed a
 ever exists for a refused log.  A v1 log passes through unchanged, which makes the edge a fixed
 point.
 
+The replay admits one thing plain v1 refuses, as the released edge does: a v0 writer that resumed
+with input queued for the next turn started that turn without ending the interrupted one, so a
+``turn/start`` of the open turn + 1 (no step open) right after an ``agent/inbox/spliced`` with
+target ``next-turn`` and a non-empty ``inserted`` leaves the open turn abandoned.  No ``turn/end``
+is added for it; a v1 log read or appended to outside the edge is still refused for it.
+
 Refusals: ``LEGACY_HEADER_DELTA``, ``LEGACY_MODE_SET``, ``LEGACY_FALLBACK_REASON``,
 ``LEGACY_UNKNOWN_TYPE`` (ignorable or not), ``ENVELOPE_NOT_OBJECT``, ``SEQ_NOT_CONTIGUOUS``, and
 ``LEGACY_SOURCE_INVALID`` for a malformed source: a payload that is not an object, a legacy form
@@ -372,8 +378,10 @@ def check_header_and_version(header: Mapping[str, Any]) -> int:
 def upgrade_v0(log: StoredLog) -> StoredLog:
     """A v0 log converted to v1, a v1 log unchanged, or a :class:`SeqlogError` refusing it.
 
-    The result always validates as v1; anything the normalisations leave invalid is refused with
-    the v1 violation that finds it.
+    The result always validates as v1, with the one extension the released edge applies to its
+    output: a turn restarted after a next-turn inbox splice without its ``turn/end`` is admitted as
+    it stands (:func:`seqlog.trace.abandon_for_restart`).  Anything the normalisations leave
+    invalid is refused with the v1 violation that finds it.
     """
     return upgrade_with_session(log)[0]
 
@@ -383,12 +391,13 @@ def upgrade_with_session(log: StoredLog) -> tuple[StoredLog, Session]:
     version = check_header_and_version(log.header)
     if version == FORMAT_VERSION:
         try:
-            return log, Session.restore(log.events)
+            # Read as the edge reads its own output, so that the edge stays a fixed point.
+            return log, Session.restore(log.events, legacy_restart=True)
         except SeqlogError as error:
             raise error.at("v1 log") from None
     edge = _Edge(log.header, str(log.header["id"]))
     events = [edge.convert(raw, index) for index, raw in enumerate(log.events)]
     header = freeze({**log.header, "version": FORMAT_VERSION})
     assert isinstance(header, FrozenObject)
-    session = Session.restore(events, where="v0 index", header=header)
+    session = Session.restore(events, where="v0 index", header=header, legacy_restart=True)
     return StoredLog(header, tuple(events)), session

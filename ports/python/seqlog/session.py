@@ -1,4 +1,4 @@
-"""A session: the log plus the surface, trace, request header and tool-pairing balance derived from it.
+"""A session: the log plus the surface, trace, request header and tool-pairing counts derived from it.
 
 Every append is checked against the whole v1 contract in the contract's fixed order, so the first
 refusal is the same as any other conforming implementation's:
@@ -7,9 +7,16 @@ refusal is the same as any other conforming implementation's:
 2. contiguity: ``seq`` equals the log length;
 3. the vocabulary: legacy forms by name, unknown types only when ignorable;
 4. the payload shape of messages, request headers, brackets and the end-of-seed marker;
-5. the surface transition, then the tool-pairing balance at the cuts;
+5. the surface transition;
 6. the turn / step / tool trace;
 7. the relationships between events (:mod:`seqlog.relations`).
+
+The tool-pairing balance is not among them: like the released session, an append, a seed or a
+loaded log is never refused for it, and a replacement may cover any contiguous range.  The session
+keeps the pending-call count at every cut of its surface (negative where a surface result closes a
+call no earlier surface node opened) for the compactor, which reads it through
+:meth:`Session.cut_balances`, :meth:`Session.balanced_around` and :meth:`Session.compaction_region`;
+those refuse a surface whose count goes negative (``TOOL_PAIRING_NEGATIVE``).
 
 Validation builds an :class:`AppendPlan` and touches nothing; :meth:`Session.commit` applies it
 with operations that cannot fail, so a refused append leaves the session exactly as it was.  A log
@@ -36,7 +43,7 @@ from seqlog.payloads import check_data
 from seqlog.relations import Commit, LogIdentity, Relations
 from seqlog.repair import OpenTail
 from seqlog.surface import SurfaceManager, SurfacePlan
-from seqlog.trace import CLOSED, Brackets, advance
+from seqlog.trace import CLOSED, Brackets, abandon_for_restart, advance
 
 Clock = Callable[[], int]
 """Milliseconds since the Unix epoch."""
@@ -151,10 +158,15 @@ class Session:
         self._events: list[Event] = []
         self._surface = SurfaceManager(self._events)
         self._counts: list[int] = [0]
+        """The pending-call count at each of the ``len(nodes) + 1`` cuts, negative ones included."""
+        self._negative = 0
+        """How many of ``_counts`` are negative: the surface has no balance while any is."""
         self._brackets = CLOSED
         self._header: FrozenObject | None = None
         self._tail = OpenTail()
         self._relations = Relations(identity)
+        self._legacy_restart = False
+        """Set only while :meth:`restore` replays a converted v0 log (see :func:`abandon_for_restart`)."""
         self._sink: EventSink | None = None
         self._view = EventsView(self._events)
         self.header_line: FrozenObject = FrozenObject(header) if header is not None else EMPTY_OBJECT
@@ -209,19 +221,24 @@ class Session:
         clock: Clock | None = None,
         identity: LogIdentity | None = None,
         complete: bool = True,
+        legacy_restart: bool = False,
     ) -> Session:
         """A session replaying a log from seq 0, with no marker added; refusals name ``where``.
 
         A ``complete`` log is also judged whole (:meth:`check_complete`); a seed, which its
-        end-of-seed marker is still to close, is not.
+        end-of-seed marker is still to close, is not.  ``legacy_restart`` is for the v0 edge only:
+        the replay admits the released interrupted-turn restart (:func:`abandon_for_restart`);
+        appends after the replay never do.
         """
         session = cls(header=header, clock=clock, identity=identity)
+        session._legacy_restart = legacy_restart
         index = -1
         for index, raw in enumerate(events):
             try:
                 session.commit(session.validate(raw))
             except SeqlogError as error:
                 raise error.at(f"{where} {index + first}") from None
+        session._legacy_restart = False
         if complete:
             session._check_complete(f"{where} {index + first}")
         return session
@@ -254,31 +271,12 @@ class Session:
         check_payload(event)
         check_data(event)
         plan = self._surface.validate_next(event)
-        delta = 0
-        if plan.touches_surface:
-            delta = pairing_delta(event)
-            self._check_balance(event, plan, delta)
-        brackets = advance(self._brackets, event)
+        delta = pairing_delta(event) if plan.touches_surface else 0
+        brackets = self._brackets
+        if self._legacy_restart and self._events:
+            brackets = abandon_for_restart(brackets, event, self._events[event.seq - 1])
+        brackets = advance(brackets, event)
         return AppendPlan(event, plan, brackets, delta, self._relations.plan(event, self._events, self._surface))
-
-    def _check_balance(self, event: Event, plan: SurfacePlan, delta: int) -> None:
-        """No cut's pending-call count may go negative, and a replace may not split a call from its result."""
-        counts = self._counts
-        if plan.replacement is None:
-            if counts[-1] + delta < 0:
-                raise SeqlogError(
-                    Code.TOOL_PAIRING_NEGATIVE, f"tool/result at seq {event.seq} closes a call no surface node opened"
-                )
-            return
-        if event.type == "tool/result":
-            return  # a rewrite swaps one result for another, so every cut keeps its count
-        if counts[plan.start_index] != 0 or counts[plan.stop_index] != 0 or delta != 0:
-            op = event.surface_op
-            assert isinstance(op, Replace)
-            raise SeqlogError(
-                Code.REPLACE_SPLITS_TOOL_PAIR,
-                f"replace at seq {event.seq} over {op.start}..{op.end} would separate a tool call from its result",
-            )
 
     def commit(self, plan: AppendPlan) -> Event:
         """Apply a plan from :meth:`validate`; refused only when the session moved on since."""
@@ -290,12 +288,7 @@ class Session:
         self._surface.commit(surface)
         self._events.append(event)
         if surface.touches_surface:
-            counts = self._counts
-            if surface.replacement is None:
-                counts.append(counts[-1] + plan.pairing_delta)
-            else:
-                # The cuts inside the replaced range disappear; the ones around it keep their counts.
-                del counts[surface.start_index + 1 : surface.stop_index]
+            self._count_cuts(surface, plan.pairing_delta)
         self._brackets = plan.brackets
         if plan.relations is not None:
             plan.relations()
@@ -307,6 +300,30 @@ class Session:
         if self._sink is not None:
             self._sink.accept(event, encoded)
         return event
+
+    def _count_cuts(self, surface: SurfacePlan, delta: int) -> None:
+        """Keep the per-cut counts (and how many are negative) in step with a committed surface change.
+
+        An append adds one cut.  A replacement of ``nodes[start:stop]`` by one node of ``delta``
+        keeps the cuts before the range, drops the ones inside it, and moves every later cut by the
+        new node's delta less the shadowed nodes' (a tool-result rewrite, or a compaction over a
+        balanced range that adds no calls, moves nothing).
+        """
+        counts = self._counts
+        if surface.replacement is None:
+            joined = counts[-1] + delta
+            counts.append(joined)
+            self._negative += joined < 0
+            return
+        start, stop = surface.start_index, surface.stop_index
+        joined = counts[start] + delta
+        shift = joined - counts[stop]
+        if shift == 0:
+            self._negative += (joined < 0) - sum(1 for count in counts[start + 1 : stop + 1] if count < 0)
+            counts[start + 1 : stop + 1] = (joined,)
+            return
+        counts[start + 1 :] = [joined, *(count + shift for count in counts[stop + 1 :])]
+        self._negative = sum(1 for count in counts if count < 0)
 
     def append_event(self, raw: object) -> Event:
         """Validate and commit one full event (seq and time included) and return it frozen."""
@@ -372,20 +389,69 @@ class Session:
 
     @property
     def pending_calls(self) -> int:
-        """Tool calls opened on the surface and not yet answered (the balance at the last cut)."""
+        """Tool calls opened on the surface and not yet answered: the count at the last cut.
+
+        Negative when surface results close calls no surface node opened (a compaction that
+        shadowed an assistant message but not its results): the log does not police the balance.
+        """
         return self._counts[-1]
 
+    def _check_balance(self) -> None:
+        """Refuse a surface whose count goes negative: it has no balance to read."""
+        if self._negative:
+            cut = next(index for index, count in enumerate(self._counts) if count < 0)
+            seq = self._surface.nodes[cut - 1]
+            raise SeqlogError(Code.TOOL_PAIRING_NEGATIVE, f"tool/result at surface seq {seq} has no matching tool call")
+
     def cut_balances(self) -> tuple[bool, ...]:
-        """Whether each of the ``len(nodes) + 1`` cuts of the surface is balanced."""
+        """Whether each of the ``len(nodes) + 1`` cuts of the surface is balanced.
+
+        Refused with ``TOOL_PAIRING_NEGATIVE`` when the count goes negative anywhere on the surface.
+        """
+        self._check_balance()
         return tuple(count == 0 for count in self._counts)
 
     def balanced_around(self, seq: object) -> tuple[bool, bool]:
-        """Whether the cuts just before and just after surface node ``seq`` are balanced."""
+        """Whether the cuts just before and just after surface node ``seq`` are balanced.
+
+        ``NOT_ON_SURFACE`` when ``seq`` is no surface node, then ``TOOL_PAIRING_NEGATIVE`` on a
+        surface with no balance.
+        """
         nodes = self._surface.nodes
         if seq not in nodes:
             raise SeqlogError(Code.NOT_ON_SURFACE, f"surface seq {seq!r} not found")
+        self._check_balance()
         index = nodes.index(seq)
         return self._counts[index] == 0, self._counts[index + 1] == 0
+
+    def compaction_region(self, start: object, end: object) -> tuple[int, ...]:
+        """The surface nodes a compaction of ``start..end`` would replace, if a compactor may write it.
+
+        The session accepts a replacement over any contiguous range; a compactor checks its region
+        first, in this order: ``start`` on the surface (``REPLACE_START_NOT_ON_SURFACE``), ``end``
+        on the surface (``REPLACE_END_NOT_ON_SURFACE``), ``start`` not after ``end``
+        (``REPLACE_RANGE_INVERTED``), a surface with a balance (``TOOL_PAIRING_NEGATIVE``), then the
+        cut before ``start`` and the cut after ``end`` balanced (``REPLACE_SPLITS_TOOL_PAIR``).
+        """
+        nodes = self._surface.nodes
+        if start not in nodes:
+            raise SeqlogError(Code.REPLACE_START_NOT_ON_SURFACE, f"compaction region start seq {start!r} is not on the surface")
+        if end not in nodes:
+            raise SeqlogError(Code.REPLACE_END_NOT_ON_SURFACE, f"compaction region end seq {end!r} is not on the surface")
+        first, last = nodes.index(start), nodes.index(end)
+        if first > last:
+            raise SeqlogError(
+                Code.REPLACE_RANGE_INVERTED,
+                f"compaction region start seq {start!r} (index {first}) is after end seq {end!r} (index {last})",
+            )
+        self._check_balance()
+        counts = self._counts
+        for cut, bound in ((first, f"before {start!r}"), (last + 1, f"after {end!r}")):
+            if counts[cut] != 0:
+                raise SeqlogError(
+                    Code.REPLACE_SPLITS_TOOL_PAIR, f"compaction region {start!r}..{end!r}: the cut {bound} is not balanced"
+                )
+        return tuple(nodes[first : last + 1])
 
     def closers(self) -> tuple[Event, ...]:
         """The crash-repair closers the log would need now (empty when no turn is open)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from seqlog.errors import Code, SeqlogError
 from seqlog.event import Event, Replace
-from seqlog.jsonvalue import as_int
+from seqlog.jsonvalue import as_array, as_int, as_object
 from seqlog.messages import tool_result_call_id, tool_result_error_code
 from seqlog.payloads import TRACE_TYPES, payload_members, payload_problem
 
@@ -37,6 +37,31 @@ class Brackets:
 
 
 CLOSED = Brackets()
+
+
+def abandon_for_restart(state: Brackets, event: Event, before: Event | None) -> Brackets:
+    """The brackets a ``turn/start`` of a converted v0 log is checked against, given the event before it.
+
+    Released v0 writers resuming with input queued for the next turn spliced it in and started that
+    turn without writing the interrupted turn's ``turn/end``; the released edge admits exactly that
+    (``legacyInterruptedTurnRestart``) and writes nothing for it.  So when ``event`` starts the
+    open turn + 1, no step is open, and ``before`` is an ``agent/inbox/spliced`` with ``target``
+    ``next-turn`` and a non-empty ``inserted`` array, the open turn is treated as closed; otherwise
+    the brackets are unchanged and :func:`advance` refuses as it always does.  Only the v0 edge
+    calls this: a v1 writer closes its turns.
+    """
+    if event.type != "turn/start" or state.open_turn is None or state.open_step is not None:
+        return state
+    if before is None or before.type != "agent/inbox/spliced":
+        return state
+    data = as_object(event.data)
+    if data is None or as_int(data.get("turn")) != state.open_turn + 1:
+        return state
+    splice = as_object(before.data)
+    if splice is None or splice.get("target") != "next-turn" or not as_array(splice.get("inserted")):
+        return state
+    # With no step open, no call is pending (the step's end resolved them): the turn just closes.
+    return Brackets(last_turn=state.last_turn)
 
 
 def check_trace_data(event: Event) -> None:

@@ -297,10 +297,11 @@ class SessionBuilder:
     # -- queries ------------------------------------------------------------------------------
 
     def legal_ranges(self) -> list[tuple[int, int]]:
-        """The (start, end) seq pairs a compaction may replace now."""
+        """The (start, end) seq pairs a compaction may replace now (none on a surface with no balance)."""
         nodes = self.state.surface.nodes
         balanced = cut_balances(nodes, self.state.events)
-        assert not isinstance(balanced, Violation)
+        if isinstance(balanced, Violation):
+            return []
         return [(nodes[i], nodes[j]) for i in range(len(nodes)) if balanced[i] for j in range(i, len(nodes)) if balanced[j + 1]]
 
     def tool_result_seqs(self) -> list[int]:

@@ -57,11 +57,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from sessionlog_spec.contracts.compaction import balanced_around
+from sessionlog_spec.contracts import compaction as contracted_compaction
 from sessionlog_spec.contracts.jsonl import load_session
 from sessionlog_spec.contracts.legacy import upgrade_v0
 from sessionlog_spec.contracts.log import append_event, seed_session
-from sessionlog_spec.model.compaction import running_counts
+from sessionlog_spec.model import compaction as model_compaction
+from sessionlog_spec.model.compaction import pairing_delta, running_counts
 from sessionlog_spec.model.event import SURFACE_TYPES, Event
 from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, freeze, thaw
 from sessionlog_spec.model.jsonl import LEGACY_VERSION, encode_jsonl
@@ -71,8 +72,9 @@ from sessionlog_spec.model.load import load_session as model_load_session
 from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
 from sessionlog_spec.model.payloads import CURRENT_GENERATION, EVENT_PAYLOADS, payload_shape
 from sessionlog_spec.model.relationships import TITLE_FRAME_PREFIX, TITLE_PLUGIN, human_text, title_frame
-from sessionlog_spec.model.session import TYPE_CODES
+from sessionlog_spec.model.session import TYPE_CODES, SessionState
 from sessionlog_spec.model.session import append_event as model_append_event
+from sessionlog_spec.model.session import fold_session as model_fold_session
 from sessionlog_spec.model.session import seed_session as model_seed_session
 from sessionlog_spec.model.shapes import Context as ShapeContext
 from sessionlog_spec.model.trace import TRACE_TYPES
@@ -1099,71 +1101,107 @@ def result_answered_twice(builder: SessionBuilder, rng: random.Random) -> object
 
 
 # -- tool-pairing balance (INV-COMPACT-1, -3, -5) --------------------------------------------------
+# The log accepts any contiguous replacement; the balance is read by a compactor through ``cuts``.
+# A ``cuts`` candidate is the request's members beyond the builder's log: ``seq``, ``region``, or
+# a whole ``events`` list that replaces the log.
 
 
-@candidate(Code.TOOL_PAIRING_NEGATIVE, "append")
-def result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
-    """A tool result appended when no call is pending on the surface (a retried write of an answered result)."""
-    b = _scratch(builder)
-    if b.state.pending_calls != 0:
-        return None
-    step = _open_step(b)
-    answered = _answered_in_step(b) if step else []
-    call = rng.choice(answered) if answered else "call-orphan"
-    if step is not None:
-        return b.tool_result(call, commit=False)
-    trace = b.state.trace
-    data = b.tool_result_data(call, "ok")
-    data["turn"], data["step"] = max(trace.last_turn, 1), max(trace.last_step, 1)
-    return b.event("tool/result", data, False, surfaceOp="append")
-
-
-@candidate(Code.TOOL_PAIRING_NEGATIVE, "append")
-def not_started_result_without_pending_call(builder: SessionBuilder, rng: random.Random) -> object:
-    """A "never started" result in the open step when no call is pending on the surface.
-
-    The trace exempts such results from needing a recorded start, so the tool-pairing balance is
-    the only rule that refuses it: a port that skips the balance accepts it (with an ordinary
-    result the trace would refuse first and hide the missing check).
-    """
-    b = _scratch(builder)
-    if b.state.pending_calls != 0 or _open_step(b) is None:
-        return None
-    return b.not_started_result(rng.choice(["call-orphan", *_answered_in_step(b)]), commit=False)
-
-
-@candidate(Code.REPLACE_SPLITS_TOOL_PAIR, "append")
-def compaction_splits_pair(builder: SessionBuilder, rng: random.Random) -> object:
-    """A compaction whose range separates a tool call from its result."""
-    b = _scratch(builder)
+def _splitting_regions(b: SessionBuilder) -> list[tuple[int, int]]:
+    """Ranges with exactly one unbalanced bounding cut, or both: every range that is not legal."""
     nodes = b.state.surface.nodes
     counts = running_counts(nodes, b.state.events)
-    assert not isinstance(counts, Violation)
-    splits = [
-        (nodes[i], nodes[j]) for i in range(len(nodes)) for j in range(i, len(nodes)) if (counts[i] == 0) != (counts[j + 1] == 0)
-    ]
+    if isinstance(counts, Violation):
+        return []
+    return [(nodes[i], nodes[j]) for i in range(len(nodes)) for j in range(i, len(nodes)) if counts[i] != 0 or counts[j + 1] != 0]
+
+
+@candidate(Code.REPLACE_SPLITS_TOOL_PAIR, "cuts")
+def region_splits_pair(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction region whose start or end cut has a call pending: it would separate a call from its result."""
+    splits = _splitting_regions(_scratch(builder))
     if not splits:
         return None
-    return b.compaction(*rng.choice(splits), commit=False)
+    start, end = rng.choice(splits)
+    return {"region": {"start": start, "end": end}}
 
 
-@candidate(Code.REPLACE_SPLITS_TOOL_PAIR, "append")
-def summary_asks_for_tools(builder: SessionBuilder, rng: random.Random) -> object:
-    """An assistant-message replacement over a legal range that asks for a tool call of its own."""
-    b = _scratch(builder)
-    picked = _legal_range(b, rng)
-    if picked is None or _open_step(b) is None:
+@candidate(Code.REPLACE_RANGE_INVERTED, "cuts")
+def region_inverted(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction region whose start comes after its end on the surface."""
+    nodes = _scratch(builder).state.surface.nodes
+    if len(nodes) < 2:
         return None
-    start, end = picked
-    e = _assistant(b, (f"call-{rng.randrange(1000)}",))
-    return {**e, "surfaceOp": {"op": "replace", "start": start, "end": end}, "sourceEventSeqs": _shadowed_by(b, start, end)}
+    i, j = sorted(rng.sample(range(len(nodes)), 2))
+    return {"region": {"start": nodes[j], "end": nodes[i]}}
+
+
+@candidate(Code.REPLACE_START_NOT_ON_SURFACE, "cuts")
+def region_start_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction region starting at a seq that is not a surface node (shadowed, log-only or unwritten)."""
+    b = _scratch(builder)
+    if not b.state.surface.nodes:
+        return None
+    start = rng.choice(_shadowed_seqs(b) or _off_surface_seqs(b) or [b.next_seq])
+    return {"region": {"start": start, "end": rng.choice(b.state.surface.nodes)}}
+
+
+@candidate(Code.REPLACE_END_NOT_ON_SURFACE, "cuts")
+def region_end_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
+    """A compaction region ending at a seq that is not a surface node."""
+    b = _scratch(builder)
+    if not b.state.surface.nodes:
+        return None
+    end = rng.choice(_shadowed_seqs(b) or _off_surface_seqs(b) or [b.next_seq + rng.randrange(3)])
+    return {"region": {"start": rng.choice(b.state.surface.nodes), "end": end}}
+
+
+def orphaning_spans(b: SessionBuilder) -> list[tuple[int, int]]:
+    """The ranges a summary may replace (the log takes them) that leave a surface result without its
+    call: from an assistant message that asked for calls to before the last result answering them."""
+    nodes = b.state.surface.nodes
+    deltas = [pairing_delta(b.state.events[seq]) for seq in nodes]
+
+    def orphans(i: int, j: int) -> bool:
+        count = 0
+        for delta in (*deltas[:i], 0, *deltas[j + 1 :]):
+            count += delta
+            if count < 0:
+                return True
+        return False
+
+    return [(nodes[i], nodes[j]) for i in range(len(nodes)) if deltas[i] > 0 for j in range(i, len(nodes)) if orphans(i, j)]
+
+
+def _orphaning_compaction(b: SessionBuilder, rng: random.Random) -> RawEvent | None:
+    """A summary the log accepts over one of the :func:`orphaning_spans`."""
+    spans = orphaning_spans(b)
+    if not spans:
+        return None
+    summary = b.compaction(*rng.choice(spans), commit=False)
+    return None if isinstance(model_append_event(b.state, summary), Violation) else summary
+
+
+@candidate(Code.TOOL_PAIRING_NEGATIVE, "cuts")
+def cuts_of_orphaned_results(builder: SessionBuilder, rng: random.Random) -> object:
+    """The cuts of a log whose compaction orphaned results: the log accepts it, but its surface has no balance."""
+    b = _scratch(builder)
+    summary = _orphaning_compaction(b, rng)
+    if summary is None:
+        return None
+    ask: dict[str, Any] = {"events": [*b.events, summary]}
+    choice = rng.randrange(3)
+    if choice == 1:
+        ask["seq"] = rng.choice(b.state.surface.nodes)
+    elif choice == 2:
+        ask["region"] = {"start": b.state.surface.nodes[0], "end": b.state.surface.nodes[-1]}
+    return ask
 
 
 @candidate(Code.NOT_ON_SURFACE, "cuts")
 def cuts_off_surface(builder: SessionBuilder, rng: random.Random) -> object:
     """A balance query for a seq that is not on the surface: shadowed, log-only, or not yet written."""
     b = _scratch(builder)
-    return rng.choice(_shadowed_seqs(b) or _off_surface_seqs(b) or [b.next_seq])
+    return {"seq": rng.choice(_shadowed_seqs(b) or _off_surface_seqs(b) or [b.next_seq])}
 
 
 # -- stored logs (INV-JSONL) -----------------------------------------------------------------------
@@ -1475,6 +1513,24 @@ def _as_stored(seed: object) -> str | None:
     return _text([json.dumps(STORED_HEADER), *(json.dumps(event) for event in seed)])
 
 
+def cuts_answer(state: SessionState, ask: Mapping[str, Any], balance: Any) -> object:
+    """What ``cuts`` answers for ``ask`` (its members beyond the log) after ``state``, in the op's
+    order: the log (a whole session), the balance at every cut, then ``seq``, then ``region``.
+    ``balance`` is the compaction module, contracted or plain."""
+    if "events" in ask:
+        folded = model_fold_session(ask["events"])
+        if isinstance(folded, Violation):
+            return folded
+        state = folded
+    nodes, events = state.surface.nodes, state.events
+    answer: object = balance.cut_balances(nodes, events)
+    if not isinstance(answer, Violation) and "seq" in ask:
+        answer = balance.balanced_around(nodes, events, ask["seq"])
+    if not isinstance(answer, Violation) and "region" in ask:
+        answer = balance.region_shadowed(nodes, events, ask["region"]["start"], ask["region"]["end"])
+    return answer
+
+
 def _model_answer(builder: SessionBuilder, context: Context, value: Any) -> object:
     """The model's answer to ``value`` in ``context`` (what :func:`submit` answers, without the contracts)."""
     if context == "append":
@@ -1487,7 +1543,7 @@ def _model_answer(builder: SessionBuilder, context: Context, value: Any) -> obje
         header, events = freeze(value["header"]), tuple(freeze(e) for e in value["events"])
         assert isinstance(header, Mapping)
         return model_upgrade_v0(StoredLog(header, events))  # type: ignore[arg-type]
-    return balanced_around(builder.state.surface.nodes, builder.state.events, value)
+    return cuts_answer(builder.state, value, model_compaction)
 
 
 def _refused(builder: SessionBuilder, context: Context, code: Code, value: Any) -> Any:
@@ -2820,4 +2876,4 @@ def submit(builder: SessionBuilder, candidate: Candidate) -> object:
         header, events = freeze(value["header"]), tuple(freeze(e) for e in value["events"])
         assert isinstance(header, Mapping)
         return upgrade_v0(StoredLog(header, events))  # type: ignore[arg-type]
-    return balanced_around(state.surface.nodes, state.events, value)
+    return cuts_answer(state, value, contracted_compaction)

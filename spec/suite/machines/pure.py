@@ -13,8 +13,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
+from sessionlog_spec.model.session import append_event as model_append_event
+from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import RawEvent
-from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.agent.candidates import Mutation, orphaning_spans
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
@@ -62,7 +64,7 @@ class CompactionMachine(PureMachine):
 
     group = "compaction"
     op = "cuts"
-    injections = mutations_in(("append", "cuts"), owners=("COMPACT",))
+    injections = mutations_in(("cuts",))
 
     def exercised(self, result: Any) -> tuple[str, ...]:
         # An unbalanced cut means calls were pending there: the count was walked up and back down.
@@ -71,7 +73,7 @@ class CompactionMachine(PureMachine):
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         if mutation.context == "cuts":
-            self.exchange("cuts", events=list(self.loop.log), seq=candidate)
+            self.exchange("cuts", **{"events": list(self.loop.log), **candidate})
         else:
             super().submit(mutation, candidate)
 
@@ -81,6 +83,32 @@ class CompactionMachine(PureMachine):
     def balance_around(self, data: st.DataObject) -> None:
         seq = data.draw(st.sampled_from(self.loop.state.surface.nodes), label="surface node")
         self.exchange("cuts", self.exercised, events=list(self.loop.log), seq=seq)
+
+    @precondition(lambda self: bool(orphaning_spans(self.loop.builder)))
+    @rule(data=st.data())
+    @step
+    def careless_compaction(self, data: st.DataObject) -> None:
+        """A compactor that ignored the balance: the log takes its summary, and the surface has none after it."""
+        start, end = data.draw(st.sampled_from(orphaning_spans(self.loop.builder)), label="orphaning range")
+        summary = self.loop.builder.compaction(start, end, commit=False)
+        if not isinstance(model_append_event(self.loop.state, summary), Violation):
+            self.deliver(summary)
+
+    @precondition(lambda self: bool(self.loop.state.surface.nodes))
+    @rule(data=st.data())
+    @step
+    def compaction_region(self, data: st.DataObject) -> None:
+        """A compactor asks whether it may take a region: a legal one, or any span of the surface."""
+        nodes = self.loop.state.surface.nodes
+        legal = self.loop.builder.legal_ranges()
+        wants_legal: bool = data.draw(st.booleans(), label="legal")
+        if legal and wants_legal:
+            start, end = data.draw(st.sampled_from(legal), label="legal region")
+        else:
+            first = data.draw(st.integers(0, len(nodes) - 1), label="first")
+            start, end = nodes[first], nodes[data.draw(st.integers(first, len(nodes) - 1), label="last")]
+        region = {"start": start, "end": end}
+        self.exchange("cuts", lambda result: ("INV-COMPACT-3",), events=list(self.loop.log), region=region)
 
 
 class RepairMachine(PureMachine):

@@ -20,11 +20,15 @@ from sessionlog_spec.vectors.drafts.scenes import Scene, scenes
 from sessionlog_spec.vectors.format import GROUP_FILES, Draft, Step, dumps_value
 from sessionlog_spec.vectors.oracle import answer
 
-UNREACHABLE_CONTEXTS = frozenset({"cuts"})
-UNREACHABLE_INVARIANTS = ("INV-COMPACT-5",)
-"""Invariants no request can exercise: the balance around one seq has no op in ``sessionlog-driver/1``."""
+UNREACHABLE_CONTEXTS: frozenset[str] = frozenset()
+"""Mutation contexts no request of ``sessionlog-driver/1`` can carry."""
+UNREACHABLE_INVARIANTS: tuple[str, ...] = ()
+"""Invariants no request can exercise."""
 EXTRA_INVARIANTS: dict[str, tuple[str, ...]] = {
     "replace_start_shadowed": ("INV-SURF-13",),
+    "region_inverted": ("INV-COMPACT-3",),
+    "region_start_off_surface": ("INV-COMPACT-3",),
+    "region_end_off_surface": ("INV-COMPACT-3",),
 }
 """Rules a mutation exercises beyond the owners of its code."""
 SEED = 20_260_101
@@ -46,6 +50,8 @@ def _submit(scene: Scene, mutation: Mutation, candidate: Any) -> list[Step]:
         return [steps.seed([]), steps.seed(candidate)]
     if mutation.context == "load":
         return [steps.seed([]), steps.load(candidate)]
+    if mutation.context == "cuts":
+        return [{**steps.cuts(scene.builder.events), **candidate}]
     return [steps.upgrade(candidate["header"], candidate["events"])]
 
 
@@ -60,7 +66,8 @@ def draft_for(mutation: Mutation, pool: list[Scene]) -> Draft | None:
         if answer(json.loads(dumps_value(submitted))).expected.get("code") != mutation.code.value:
             continue
         invariants = (*owners(mutation.code, mutation.context), *EXTRA_INVARIANTS.get(mutation.name, ()))
-        file = GROUP_FILES[invariants[0].split("-")[1]]
+        # A compactor's questions are the compaction file's, whichever group owns the code.
+        file = GROUP_FILES["COMPACT" if mutation.context == "cuts" else invariants[0].split("-")[1]]
         # Every stateful refusal also checks that the session is unchanged afterwards.
         extra = ("INV-LOG-11",) if mutation.context in ("append", "seed", "load") else ()
         return Draft(
