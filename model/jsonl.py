@@ -34,8 +34,10 @@ HEADER_LINE_REQUIRED = ("type", "version", "id", "createdAt", "delegationDepth")
 HEADER_LINE_OPTIONAL = ("cwd", "parentSession", "seedLength", "origin", "agentPreset")
 HEADER_LINE_KEYS = frozenset(HEADER_LINE_REQUIRED + HEADER_LINE_OPTIONAL)
 _DIGITS_AS_FLOAT = 400
-"""Integer literals longer than this are read as floats, as ``JSON.parse`` reads every number:
-the verdict on a huge integer must not depend on the interpreter's integer-string limit."""
+"""Integer literals longer than this are beyond every double and read as ±infinity, as ``JSON.parse``
+reads them (INV-LOG-4): in time linear in their length, and never through the interpreter's
+integer-string limit (whose smallest setting, 640 digits, is longer), so no setting of it changes a
+verdict.  Shorter literals stay exact integers, refused all the same outside the safe range."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,19 @@ def _parse_int(digits: str) -> int | float:
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 """One decoder for every line (``json.loads`` with hooks builds a new one per call)."""
+
+
+def decode_text(data: bytes) -> tuple[str, bool]:
+    """INV-JSONL-4: stored bytes as the released reader decodes a line (UTF-8, each maximal invalid
+    sequence read as U+FFFD, as ``Buffer.toString("utf8")`` does), and whether anything was replaced.
+
+    A newline is never part of a multi-byte sequence, so decoding a whole log gives the text of
+    its lines decoded one by one.
+    """
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), True
 
 
 def parse_json(line: str) -> object | str:

@@ -62,6 +62,7 @@ from sessionlog_spec.model.shapes import (
     Variants,
     members_of,
     merge_extensible,
+    reaches_opaque,
     shape_problem,
 )
 
@@ -951,6 +952,14 @@ def payload_problem(event_type: str, data: JsonValue | RawJson, seq: int, versio
         return shape_problem(shape, data, "$", Context(seq))
     except RecursionError:
         return "$ is nested too deeply"
+
+
+def payload_reaches_opaque(event_type: str, data: JsonValue | RawJson, version: int = CURRENT_GENERATION) -> bool:
+    """Whether an event's ``data`` holds an opaque member's value or an unknown variant of a
+    merge-extensible union (INV-PAY-3); ``False`` for a type outside the vocabulary."""
+    if event_type not in _TABLES[version]:
+        return False
+    return reaches_opaque(payload_shape(event_type, version), data)
 
 
 # -- what readers need -------------------------------------------------------------------------

@@ -700,6 +700,41 @@ def shape_problem(shape: Shape, value: object, path: str = "$", context: Context
     return None
 
 
+def reaches_opaque(shape: Shape, value: object) -> bool:
+    """Whether a value that fits ``shape`` holds a part kept without inspection (INV-PAY-3): a value
+    at an :class:`Opaque` node, or an object a merge-extensible union takes as an unknown variant.
+
+    Parts that do not fit are skipped (``shape_problem`` is what judges them); the walk keeps its own
+    stack, as that one does.
+    """
+    work: list[tuple[Shape, object]] = [(shape, value)]
+    while work:
+        node, item = work.pop()
+        if isinstance(node, Opaque):
+            return True
+        if isinstance(node, Named | Related):
+            work.append((node.shape, item))
+        elif isinstance(node, Nullable):
+            if item is not None:
+                work.append((node.shape, item))
+        elif isinstance(node, Array):
+            if _is_array(item):
+                work.extend((node.items, element) for element in item)  # type: ignore[attr-defined]
+        elif isinstance(node, Variants):
+            if isinstance(item, Mapping):
+                arm = node.arm(item)
+                if arm is not None and arm is node.otherwise:
+                    return True
+                if arm is not None:
+                    work.append((arm, item))
+        elif isinstance(node, Record) and isinstance(item, Mapping):
+            for name, member in item.items():
+                inner = node.member(name)
+                if inner is not None:
+                    work.append((inner, member))
+    return False
+
+
 # -- relations ---------------------------------------------------------------------------------
 
 

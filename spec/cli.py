@@ -19,6 +19,8 @@ from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.suite import check_log as check_log_command
 from sessionlog_spec.suite import commands
 from sessionlog_spec.suite.arguments import command_line, positive_int, positive_seconds
+from sessionlog_spec.suite.output.cases import MAX_CASE_BYTES
+from sessionlog_spec.suite.output.replay import QUOTE_LIMIT
 from sessionlog_spec.suite.profiles import PROFILES
 from sessionlog_spec.vectors import cli as vectors_cli
 
@@ -46,6 +48,37 @@ def _groups(text: str) -> list[str]:
     return groups
 
 
+CHECK_EPILOG = """\
+outputs:
+  --report, --junit and --cases-dir are checked before the port starts: a directory given for a
+  file, a file given for a directory, or a place where no file can be created is bad usage.
+  Missing directories are created when the outputs are written; the check leaves nothing behind.
+  In --report and --junit each failure carries the failing request, the model's and the port's
+  replies, and the replay command to paste (the same --driver/--port, and --timeout).  Both also
+  name every invariant and code no step exercised.  When the port cannot start, both are still
+  written: every selected group is an error carrying the fault and the driver's stderr tail.
+
+exit status:
+  0  the run passed
+  1  it did not (a disagreement, a void or errored group, a stale expected failure, missing
+     coverage under the nightly profile), or the port could not start
+  2  bad usage: no port, a bad option value or output path, a malformed --expect-fail file;
+     also a report that could not be written after all (one line on stderr names it)
+"""
+
+REPLAY_EPILOG = f"""\
+Sends the file's requests to the port and to the model, stops at the first disagreement and
+prints that request whole (--short cuts it at {QUOTE_LIMIT} characters), a diff of the model's and
+the port's replies, and the driver's stderr tail after a fault.
+
+exit status:
+  0  the port agrees with the model
+  1  it still disagrees, or the port could not start
+  2  bad usage, or FILE is not a readable sessionlog-case/1 file (missing, a directory, over
+     {MAX_CASE_BYTES >> 20} MiB, not JSON, or a request the protocol does not accept)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
@@ -53,13 +86,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    check = sub.add_parser("check", help="check a port against the model with the conformance state machines")
+    check = sub.add_parser(
+        "check",
+        help="check a port against the model with the conformance state machines",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _port_options(check)
     check.add_argument("--profile", choices=sorted(PROFILES), default="dev", help="how hard to search (default dev)")
     check.add_argument("--only", type=_groups, action="append", metavar="GROUP", help="run only these groups (a,b or repeated)")
     check.add_argument("--seed", type=int, help="derandomise with this seed (the example database is not used)")
-    check.add_argument("--report", type=Path, metavar="OUT.json", help="write a JSON report")
-    check.add_argument("--junit", type=Path, metavar="OUT.xml", help="write JUnit XML")
+    check.add_argument("--report", type=Path, metavar="OUT.json", help="write a JSON report (also when the port cannot start)")
+    check.add_argument("--junit", type=Path, metavar="OUT.xml", help="write JUnit XML (also when the port cannot start)")
     check.add_argument("--expect-fail", type=Path, metavar="FILE", help="JSON or TOML list of expected failures")
     check.add_argument("--cases-dir", type=Path, default=Path("reports/cases"), help="counterexample directory (reports/cases)")
     check.add_argument("--database", metavar="DIR", help="Hypothesis example database directory ($SESSIONLOG_DATABASE)")
@@ -68,9 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--shrink-seconds", type=positive_int, metavar="S", help="override how long one failure may be shrunk")
     check.add_argument("--quiet", action="store_true", help="no progress bars")
 
-    replay = sub.add_parser("replay", help="re-run a counterexample file against a port and show the diff")
-    replay.add_argument("case", type=Path, metavar="FILE")
+    replay = sub.add_parser(
+        "replay",
+        help="re-run a counterexample file against a port and show the diff",
+        epilog=REPLAY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument("case", type=Path, metavar="FILE", help="a counterexample file written by check (reports/cases/*.json)")
     _port_options(replay)
+    replay.add_argument(
+        "--short", action="store_true", help=f"cut the failing request at {QUOTE_LIMIT} characters (default: show it whole)"
+    )
 
     check_log = sub.add_parser(
         "check-log",

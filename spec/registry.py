@@ -80,8 +80,13 @@ INVARIANTS: tuple[Invariant, ...] = (
     _inv(
         "INV-LOG-4",
         "`data`, `surfaceOp` and `sourceEventSeqs` are lossless JSON: no NaN or ±infinity, no -0, "
-        "integers within the safe range, string keys only.",
-        "A log is read by other languages; a value that changes on the way through is silent corruption.",
+        "integers within the safe range, string keys only.  A number is judged by the value its literal writes, "
+        "whatever its length: an integer literal outside the safe range is refused however many digits it has, and "
+        "one beyond the largest double, which `JSON.parse` (the released reader's parser) reads as ±infinity, is "
+        "refused as not finite.",
+        "A log is read by other languages; a value that changes on the way through is silent corruption.  A verdict "
+        "never depends on a reader's own limits (such as an interpreter's cap on integer digits), so every reader "
+        "gives a huge literal the same answer, in time linear in its length.",
         C.JSON_NOT_LOSSLESS,
     ),
     _inv(
@@ -483,7 +488,9 @@ INVARIANTS: tuple[Invariant, ...] = (
     _inv(
         "INV-JSONL-4",
         "A complete row that is not JSON as `JSON.parse` reads it (CR is whitespace, a repeated key keeps its last "
-        "value; no BOM, no NaN/Infinity), not an object, or a malformed packed row or provenance range, refuses the "
+        "value; no BOM, no NaN/Infinity; bytes that are not UTF-8 read as U+FFFD, one per maximal invalid sequence, "
+        "as the released reader decodes a line, so inside a string they are kept as replacement characters and "
+        "elsewhere the row is not JSON), not an object, or a malformed packed row or provenance range, refuses the "
         "whole log naming its line when a `turn/end` at or after it proves it committed.",
         "The released reader's rule: damage inside committed history is corruption, not a crash, and guessing past "
         "it would lose data silently; what counts as JSON is what the released reader parses.",

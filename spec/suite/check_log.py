@@ -7,8 +7,9 @@ first faulty row with everything after it unless a later ``turn/end`` proves the
 Dropped text is a *note*; committed damage is a violation naming the first faulty line.
 
 The input is read in chunks of :data:`READ_CHUNK_BYTES`, assembled into lines and decoded one
-complete line at a time (UTF-8 with replacement, as the released reader decodes), so memory is
-bounded by the longest line (at most :data:`MAX_LINE_BYTES`) plus what the model must keep: a v1
+complete line at a time (UTF-8 with replacement, as the released reader decodes: INV-JSONL-4), so
+memory is bounded by the longest line (at most :data:`MAX_LINE_BYTES`), by messages of at most
+:data:`MAX_MESSAGE_CHARS` characters, and by what the model must keep: a v1
 log is folded event by event by :class:`StreamingFold`, which keeps only the events on the surface
 (the only ones the contract looks up again, kept as their stored lines) and the open turn's
 brackets, never a copy of the state per event.
@@ -21,20 +22,30 @@ What is reported:
 * every other violation found: after the first violation the session is undefined, so later events
   get only the checks that need no session state (envelope, seq position, vocabulary, payload
   shape), reported as ``after_first``; a v0 log lists every refused legacy form;
-* notes: a dropped torn tail, a dropped uncommitted damaged suffix, an open tail turn that loading
-  would close with repair closers, a v0 log the edge converts.
+* notes: a line holding bytes that are not UTF-8 (read as U+FFFD), a dropped torn tail, a dropped
+  uncommitted damaged suffix, an open tail turn that loading would close with repair closers, a v0
+  log the edge converts.
+
+A log that cannot be checked at all gets one coded answer instead (:class:`Unchecked`): a path that
+is missing, unreadable or not a regular file, a directory without logs, or a line over
+:data:`MAX_LINE_BYTES` (named by its number).  Only regular files are opened by path, after their
+type is known from ``stat``, so a FIFO or a device never blocks or feeds the check; standard input
+(``-``) is read as a stream, bounded by the line limit.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
 import stat
 import sys
+import textwrap
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 from typing import BinaryIO, Final, TextIO
 
@@ -44,6 +55,7 @@ from sessionlog_spec.model.jsonl import (
     FORMAT_VERSION,
     LEGACY_VERSION,
     RowScanner,
+    decode_text,
     header_line_problem,
     parse_json,
     parse_line,
@@ -66,11 +78,39 @@ DECODED_SURFACE_EVENTS: Final = 512
 """How many surface events the streaming fold also keeps decoded (the most recently used)."""
 MAX_AFTER_FIRST: Final = 1000
 """At most this many ``after_first`` findings are listed per log; the rest are counted in a note."""
+MAX_MESSAGE_CHARS: Final = 2000
+"""A finding's or note's message is cut after this many characters (a message may quote a stored
+value, and a line may be 64 MiB: without the cut, a thousand findings could hold gigabytes)."""
+MAX_REPLACED_NOTES: Final = 20
+"""At most this many lines with bytes that are not UTF-8 are named one by one; the rest are counted."""
 EXIT_CLEAN: Final = 0
 EXIT_VIOLATIONS: Final = 1
 EXIT_UNREADABLE: Final = 2
 STDIN: Final = "-"
 _V0_INDEX = re.compile(r"\bv0 index (\d+)")
+
+
+class Unchecked(StrEnum):
+    """Why a log could not be checked at all: the checker's answer, not a violation of the contract."""
+
+    PATH_NOT_FOUND = "PATH_NOT_FOUND"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    READ_FAILED = "READ_FAILED"
+    """Any other error of the operating system while opening, walking or reading."""
+    NOT_A_REGULAR_FILE = "NOT_A_REGULAR_FILE"
+    """A FIFO, a device, a socket given by path (give it as ``-`` to read it as a stream)."""
+    NO_LOGS_IN_DIRECTORY = "NO_LOGS_IN_DIRECTORY"
+    LINE_OVER_LIMIT = "LINE_OVER_LIMIT"
+    """A line longer than :data:`MAX_LINE_BYTES`; the answer names the line."""
+    CHECKER_ERROR = "CHECKER_ERROR"
+    """The checker itself failed (a bug): reported so that the other logs are still checked."""
+
+
+def bounded(message: str) -> str:
+    """``message`` cut after :data:`MAX_MESSAGE_CHARS` characters, saying how much was left out."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}… ({len(message) - MAX_MESSAGE_CHARS:,} more characters)"
 
 
 @dataclass(frozen=True)
@@ -83,6 +123,9 @@ class Finding:
     after_first: bool = False
     """Found by the state-free checks that continue after the first violation."""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", bounded(self.message))
+
 
 @dataclass
 class LogCheck:
@@ -93,7 +136,11 @@ class LogCheck:
     verdict: Finding | None = None
     """What the model's reader refuses the log with (:func:`~sessionlog_spec.model.load.read_log`), if anything."""
     unreadable: str | None = None
-    """Why the log could not be checked (a line over :data:`MAX_LINE_BYTES`); nothing else is then reported."""
+    """Why the log could not be checked; nothing else is then reported."""
+    unreadable_code: Unchecked | None = None
+    """The code of :attr:`unreadable`."""
+    unreadable_line: int | None = None
+    """The line :attr:`unreadable` is about (a line over :data:`MAX_LINE_BYTES`), if any."""
     lines: int = 0
     """Complete lines read."""
     events: int = 0
@@ -102,6 +149,11 @@ class LogCheck:
     def add(self, line: int, violation: Violation, after_first: bool = False) -> None:
         """Record a violation found at ``line``."""
         self.violations.append(Finding(line, violation.code.value, violation.message, after_first))
+
+
+def unchecked(code: Unchecked, message: str, line: int | None = None) -> LogCheck:
+    """The answer for a log that could not be checked."""
+    return LogCheck(unreadable=bounded(message), unreadable_code=code, unreadable_line=line)
 
 
 # -- the streaming fold ------------------------------------------------------------------------------
@@ -249,6 +301,7 @@ class LogChecker:
         """… or this one (the seq after a misplaced row, if the sequence shifted)."""
         self._after_first = 0
         self._after_first_dropped = 0
+        self._replaced = 0
 
     # -- feeding --
 
@@ -275,6 +328,14 @@ class LogChecker:
         if refused is not None and self._committed is None:
             assert self._issue_line is not None
             self._committed = Finding(self._issue_line, refused.code.value, refused.message)
+
+    def replaced(self, number: int) -> None:
+        """Line ``number`` held bytes that are not UTF-8, read as U+FFFD (INV-JSONL-4): named in a note."""
+        self._replaced += 1
+        if self._replaced <= MAX_REPLACED_NOTES:
+            self.check.notes.append(
+                f"line {number}: bytes that are not UTF-8 are read as U+FFFD, as the released reader decodes them"
+            )
 
     def _header(self, line: str) -> None:
         header = parse_line(line)
@@ -385,6 +446,8 @@ class LogChecker:
     def finish(self, torn: bool) -> LogCheck:
         """The result, once every complete line was fed; ``torn`` when text followed the last newline."""
         check = self.check
+        if self._replaced > MAX_REPLACED_NOTES:
+            check.notes.append(f"{self._replaced - MAX_REPLACED_NOTES} further line(s) with bytes that are not UTF-8")
         if torn:
             check.notes.append(f"line {check.lines + 1}: torn final line without its newline (a reader drops it)")
         if check.lines == 0:
@@ -401,8 +464,8 @@ class LogChecker:
             assert self._scanner.issue is not None
             dropped = check.lines - self._issue_line
             check.notes.append(
-                f"{self._scanner.issue.message}: a reader drops this row and the {dropped} line(s) after it "
-                "(no later turn/end proves them committed)"
+                bounded(f"{self._scanner.issue.message}: a reader drops this row and the {dropped} line(s) after it")
+                + " (no later turn/end proves them committed)"
             )
         assert self.header is not None
         seed = None if self._committed is not None else seed_length_problem(self.header, self._scanner.count)
@@ -478,11 +541,13 @@ class LineTooLong(Exception):
 
     def __init__(self, number: int, limit: int) -> None:
         super().__init__(f"line {number} is longer than {limit:,} bytes (the checker's line limit); the log was not checked")
+        self.number = number
 
 
-def _lines(chunks: Iterable[bytes], limit: int, torn: list[bytes]) -> Iterator[tuple[int, str]]:
-    """The complete lines of ``chunks``, numbered from 1 and decoded; the text after the last
-    newline is left in ``torn``.  Only the pieces of the current line are ever held."""
+def _lines(chunks: Iterable[bytes], limit: int, torn: list[bytes]) -> Iterator[tuple[int, str, bool]]:
+    """The complete lines of ``chunks``, numbered from 1, decoded, and whether bytes that are not
+    UTF-8 were replaced; the text after the last newline is left in ``torn``.  Only the pieces of the
+    current line are ever held."""
     pending: list[bytes] = []
     pending_size = 0
     number = 0
@@ -497,7 +562,7 @@ def _lines(chunks: Iterable[bytes], limit: int, torn: list[bytes]) -> Iterator[t
                 pending.append(part)
                 line = b"".join(pending)
                 pending, pending_size = [], 0
-            yield number, line.decode("utf-8", errors="replace")
+            yield number, *decode_text(line)
         rest = parts[-1]
         if rest:
             pending.append(rest)
@@ -522,12 +587,14 @@ def check_chunks(chunks: Iterable[bytes]) -> LogCheck:
     checker = LogChecker()
     torn: list[bytes] = []
     try:
-        for number, line in _lines(chunks, MAX_LINE_BYTES, torn):
+        for number, line, replaced in _lines(chunks, MAX_LINE_BYTES, torn):
+            if replaced:
+                checker.replaced(number)
             checker.feed(number, line)
             if checker.done:
                 return checker.finish(False)
     except LineTooLong as error:
-        return LogCheck(unreadable=str(error))
+        return unchecked(Unchecked.LINE_OVER_LIMIT, str(error), error.number)
     return checker.finish(torn[0] != b"")
 
 
@@ -546,21 +613,26 @@ def check_log(text: str) -> LogCheck:
 # -- paths and the command line -----------------------------------------------------------------------------------
 
 
+_CODES = textwrap.fill(", ".join(code.value for code in Unchecked), width=100)
+
 HELP = f"""\
 Check stored logs offline against the model, the way the released reader reads them.
 
 PATH is a log file, a directory (every *.jsonl file under it, recursively, in sorted order) or '-'
-for standard input.  Only regular files are read from a path: a FIFO or a device is refused unless
-it is given as '-'.  Input is read in {READ_CHUNK_BYTES >> 20} MiB chunks; a line over {MAX_LINE_BYTES >> 20} MiB makes its log
-unreadable.
+for standard input.  Only regular files are read from a path: a FIFO, a device or a socket is
+refused without being opened (give it as '-' to read it as a stream).  Input is read in
+{READ_CHUNK_BYTES >> 20} MiB chunks; a line over {MAX_LINE_BYTES >> 20} MiB stops the check of its log.
 
-Output: every violation as PATH:LINE: CODE: MESSAGE, notes (a dropped torn tail or uncommitted
-damaged suffix, an open turn that loading repairs), 'PATH: ok' for a log without violations, and a
-final summary line.
+Output: every violation as PATH:LINE: CODE: MESSAGE, notes (a line holding bytes that are not
+UTF-8, read as U+FFFD as the released reader reads them; a dropped torn tail or uncommitted damaged
+suffix; an open turn that loading repairs), 'PATH: ok' for a log without violations, and a final
+summary line.  A log that cannot be checked at all is reported on standard error as
+PATH[:LINE]: cannot read: CODE: MESSAGE, with CODE one of
+{_CODES}.
 
-Exit status: {EXIT_VIOLATIONS} if any log has violations; otherwise {EXIT_UNREADABLE} if any path could not be checked
-(unreadable, not a regular file, a directory without *.jsonl files, a line over the limit);
-otherwise {EXIT_CLEAN}.  Usage errors also exit {EXIT_UNREADABLE}.
+Exit status: {EXIT_VIOLATIONS} if any log has violations; otherwise {EXIT_UNREADABLE} if any log could not be checked
+(the codes above); otherwise {EXIT_CLEAN}: every log was read whole and has no violations.  Usage errors
+also exit {EXIT_UNREADABLE}.
 """
 
 
@@ -586,20 +658,35 @@ class Tally:
         return f"check-log: {total} log(s) checked: {counts}"
 
 
-def expand_paths(paths: Sequence[str], err: TextIO, tally: Tally) -> Iterator[str]:
-    """The logs to check: files and '-' as given, directories walked for ``*.jsonl`` files (sorted)."""
+def _os_refusal(error: OSError) -> LogCheck:
+    """The answer for a path the operating system would not open, walk or read."""
+    if error.errno in (errno.ENOENT, errno.ENOTDIR):
+        code = Unchecked.PATH_NOT_FOUND
+    elif error.errno in (errno.EACCES, errno.EPERM):
+        code = Unchecked.PERMISSION_DENIED
+    else:
+        code = Unchecked.READ_FAILED
+    return unchecked(code, error.strerror or str(error))
+
+
+def expand_paths(paths: Sequence[str]) -> Iterator[tuple[str, LogCheck | None]]:
+    """The logs to check, in order, each with its answer when it cannot be checked (else ``None``):
+    files and '-' as given, directories walked for ``*.jsonl`` files (sorted), then the places
+    of a directory that could not be walked, or the directory itself when it holds no log."""
     for path in paths:
         if path == STDIN or not os.path.isdir(path):
-            yield path
+            yield path, None
             continue
         found: list[str] = []
-        for root, dirs, files in os.walk(path):
+        failures: list[OSError] = []
+        for root, dirs, files in os.walk(path, onerror=failures.append):
             dirs.sort()
             found.extend(os.path.join(root, name) for name in files if name.endswith(".jsonl"))
-        if not found:
-            print(f"{path}: no *.jsonl files in this directory", file=err)
-            tally.unreadable += 1
-        yield from sorted(found)
+        yield from ((name, None) for name in sorted(found))
+        for failure in failures:
+            yield str(failure.filename or path), _os_refusal(failure)
+        if not found and not failures:
+            yield path, unchecked(Unchecked.NO_LOGS_IN_DIRECTORY, "no *.jsonl files in this directory")
 
 
 _KINDS = {
@@ -609,34 +696,58 @@ _KINDS = {
     stat.S_IFSOCK: "a socket",
     stat.S_IFDIR: "a directory",
 }
+_OPEN_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+"""Never blocking in ``open`` (a path swapped for a FIFO after its ``stat``), never taking a terminal."""
+
+
+def _not_a_file(mode: int) -> LogCheck:
+    kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+    return unchecked(Unchecked.NOT_A_REGULAR_FILE, f"{kind}, not a regular file; give it as '-' (standard input) to read it")
 
 
 def check_path(path: str, stdin: BinaryIO | None = None) -> LogCheck:
-    """Check one log file (``-``: ``stdin``); :attr:`LogCheck.unreadable` says why it could not be."""
+    """Check one log file (``-``: ``stdin``); :attr:`LogCheck.unreadable` says why it could not be.
+
+    A path is judged by ``stat`` before it is opened: opening a FIFO without a writer blocks, and
+    opening a device may act on it.  It is then opened without blocking and judged again by
+    ``fstat``, so a path replaced in between is refused as well.
+    """
     if path == STDIN:
-        return check_stream(stdin if stdin is not None else sys.stdin.buffer)
-    try:
-        # Opened without blocking, so a FIFO without a writer cannot hang the open; judged by fstat.
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as error:
-        return LogCheck(unreadable=error.strerror or str(error))
-    with os.fdopen(descriptor, "rb", buffering=0) as stream:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-            return LogCheck(unreadable=f"{kind}, not a regular file; give it as '-' (standard input) to read it")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(descriptor, True)
+        stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            return unchecked(Unchecked.READ_FAILED, "standard input is closed")
         try:
             return check_stream(stream)
         except OSError as error:
-            return LogCheck(unreadable=error.strerror or str(error))
+            return _os_refusal(error)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        return _os_refusal(error)
+    if not stat.S_ISREG(mode):
+        return _not_a_file(mode)
+    try:
+        descriptor = os.open(path, _OPEN_FLAGS)
+    except OSError as error:
+        return _os_refusal(error)
+    with os.fdopen(descriptor, "rb", buffering=0) as opened:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            return _not_a_file(mode)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        try:
+            return check_stream(opened)
+        except OSError as error:
+            return _os_refusal(error)
 
 
 def report(name: str, result: LogCheck, out: TextIO, err: TextIO) -> None:
     """Print one log's result."""
     if result.unreadable is not None:
-        print(f"{name}: cannot read: {result.unreadable}", file=err)
+        where = name if result.unreadable_line is None else f"{name}:{result.unreadable_line}"
+        code = "" if result.unreadable_code is None else f"{result.unreadable_code.value}: "
+        print(f"{where}: cannot read: {code}{result.unreadable}", file=err)
         return
     for finding in result.violations:
         suffix = " (state-free check after the first violation)" if finding.after_first else ""
@@ -656,12 +767,14 @@ def run(paths: Sequence[str], out: TextIO | None = None, err: TextIO | None = No
             stream.reconfigure(errors="backslashreplace")
     tally = Tally()
     try:
-        for path in expand_paths(paths, err, tally):
+        for path, refusal in expand_paths(paths):
             name = "<stdin>" if path == STDIN else path
-            try:
-                result = check_path(path)
-            except Exception as error:  # a checker bug must not hide the other logs' results
-                result = LogCheck(unreadable=f"internal error: {type(error).__name__}: {error}")
+            result = refusal
+            if result is None:
+                try:
+                    result = check_path(path)
+                except Exception as error:  # a checker bug must not hide the other logs' results
+                    result = unchecked(Unchecked.CHECKER_ERROR, f"{type(error).__name__}: {error}")
             report(name, result, out, err)
             if result.unreadable is not None:
                 tally.unreadable += 1

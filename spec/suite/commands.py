@@ -1,21 +1,38 @@
-"""The bodies of the ``check``, ``replay`` and ``check-log`` subcommands."""
+"""The bodies of the ``check`` and ``replay`` subcommands.
+
+Bad usage (no port named, an output path that cannot be written, a malformed expected-failures or
+case file) ends before the port starts, in one line on stderr and exit status 2.  A port that
+cannot start ends in exit status 1 after the fault and the driver's stderr tail are printed, and,
+for ``check``, after the JSON report and the JUnit XML asked for are written with one error per group.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import dataclasses
+import os
 import sys
-from collections.abc import Iterator
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO
 
 from rich.console import Console
 
 from sessionlog_spec.protocol.messages import Port, PortFault
+from sessionlog_spec.suite.arguments import output_directory_problem, output_file_problem
 from sessionlog_spec.suite.expectations import Expectation, ExpectationError, judge, load_expectations
-from sessionlog_spec.suite.output.cases import read_case
-from sessionlog_spec.suite.output.console import RunProgress, show
-from sessionlog_spec.suite.output.replay import render, replay
-from sessionlog_spec.suite.output.report import junit_xml, report_json, write_json, write_junit
+from sessionlog_spec.suite.output.cases import CaseFileError, read_case
+from sessionlog_spec.suite.output.console import Heartbeat, RunProgress, show
+from sessionlog_spec.suite.output.replay import port_arguments, render, replay, unquoted_stderr
+from sessionlog_spec.suite.output.report import (
+    junit_xml,
+    report_json,
+    start_failure_json,
+    start_failure_junit,
+    write_json,
+    write_junit,
+)
 from sessionlog_spec.suite.ports import PortUnavailable, port_for
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
 from sessionlog_spec.suite.profiles import PROFILES, database_for
@@ -23,12 +40,18 @@ from sessionlog_spec.suite.run import RunOptions, run
 from sessionlog_spec.suite.verdict import decide
 
 USAGE_ERROR = 2
+FAILED = 1
+"""Exit status of a run that did not pass, and of a port that could not start."""
 REPORT_WIDTH = 140
 """Columns of the result matrix when stdout is not a terminal (a CI log is wider than 80)."""
 
 
 class PortError(Exception):
-    """The port could not be started."""
+    """The port could not be started: ``fault`` says how, with the driver's stderr tail when there is one."""
+
+    def __init__(self, message: str, fault: PortFault | None = None) -> None:
+        super().__init__(message)
+        self.fault = fault if fault is not None else PortFault("start", message)
 
 
 NO_PORT = "no port to check: give --driver 'CMD' (a sessionlog-driver/1 program) or --port python|model|'CMD'"
@@ -48,7 +71,7 @@ def open_port(driver: str | None, port: str | None, timeout: float) -> Port:
             return SubprocessPort(driver, timeout=timeout)
         return port_for(str(port), timeout=timeout)
     except (PortUnavailable, PortFault, ValueError) as error:
-        raise PortError(str(error)) from error
+        raise PortError(str(error), error if isinstance(error, PortFault) else None) from error
 
 
 @contextlib.contextmanager
@@ -62,15 +85,47 @@ def opened(driver: str | None, port: str | None, timeout: float) -> Iterator[Por
             started.close()
 
 
+def output_problem(args: argparse.Namespace) -> str | None:
+    """Why ``check`` could not write the outputs it is asked for, in one line, or ``None``.
+
+    Checked before the port starts, so that a run is never lost to a path found bad at its end.
+    Missing directories are fine (they are created when the outputs are written); nothing is left behind.
+    """
+    for option, path, example in (("--report", args.report, "report.json"), ("--junit", args.junit, "junit.xml")):
+        problem = None if path is None else output_file_problem(path, example)
+        if problem is not None:
+            return f"{option}: {problem}"
+    if args.report is not None and args.junit is not None and os.path.abspath(args.report) == os.path.abspath(args.junit):
+        return f"--report and --junit name the same file {args.report}"
+    problem = output_directory_problem(args.cases_dir)
+    return None if problem is None else f"--cases-dir: {problem}"
+
+
+def start_failed(error: PortError, stream: TextIO) -> None:
+    """Print why the port could not start, with the driver's stderr tail (unless the fault quotes it)."""
+    print(f"cannot start the port: {error}", file=stream)
+    tail = unquoted_stderr(error.fault)
+    if tail:
+        print("driver stderr (tail):", file=stream)
+        print(tail, file=stream)
+
+
 def check(args: argparse.Namespace) -> int:
     """``python -m sessionlog_spec check``."""
     err = Console(stderr=True)
+    if args.driver is None and args.port is None:
+        print(NO_PORT, file=sys.stderr)
+        return USAGE_ERROR
+    problem = output_problem(args)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return USAGE_ERROR
     entries: list[Expectation] = []
     if args.expect_fail is not None:
         try:
             entries = load_expectations(args.expect_fail)
         except (OSError, ExpectationError) as error:
-            err.print(f"--expect-fail: {error}", markup=False)
+            print(f"--expect-fail: {error}", file=sys.stderr)
             return USAGE_ERROR
     profile = PROFILES[args.profile]
     if args.shrink_seconds is not None:
@@ -85,42 +140,78 @@ def check(args: argparse.Namespace) -> int:
         max_examples=args.max_examples,
         step_count=args.steps,
     )
+    port_options = port_arguments(args.driver, args.port, args.timeout)
     try:
         with opened(args.driver, args.port, args.timeout) as port:
             hello = port.hello
             declared = ", ".join(hello.capabilities) or "no capabilities"
             err.print(f"checking {hello.name} {hello.version} ({declared})", markup=False)
             if args.quiet:
-                result = run(port, options)
+                with Heartbeat(err) as heartbeat:
+                    result = run(port, options, heartbeat.group_started, heartbeat.example)
             else:
                 with RunProgress(err, options.max_examples or profile.max_examples) as progress:
                     result = run(port, options, progress.group_started, progress.example)
     except PortError as error:
-        err.print(f"cannot start the port: {error}", markup=False)
-        return 1
+        start_failed(error, sys.stderr)
+        fault = error.fault
+        written = write_outputs(
+            args,
+            lambda: start_failure_json(options, fault, port_options),
+            lambda: start_failure_junit(options, fault, port_options),
+        )
+        return FAILED if written else USAGE_ERROR
     judgement = judge(result.groups, entries)
     verdict = decide(result, judgement)
-    show(Console(width=None if sys.stdout.isatty() else REPORT_WIDTH), result, judgement, verdict)
-    if args.report is not None:
-        write_json(args.report, report_json(result, judgement, verdict))
-    if args.junit is not None:
-        write_junit(args.junit, junit_xml(result, judgement, verdict))
-    return 0 if verdict.passed else 1
+    show(Console(width=None if sys.stdout.isatty() else REPORT_WIDTH), result, judgement, verdict, port_options)
+    written = write_outputs(
+        args,
+        lambda: report_json(result, judgement, verdict, port_options),
+        lambda: junit_xml(result, judgement, verdict, port_options),
+    )
+    if not written:
+        return USAGE_ERROR
+    return 0 if verdict.passed else FAILED
+
+
+def write_outputs(
+    args: argparse.Namespace, document: Callable[[], dict[str, Any]], tree: Callable[[], ET.ElementTree[ET.Element]]
+) -> bool:
+    """Write the JSON report and the JUnit XML asked for; false (after one line on stderr) when one cannot be written.
+
+    The paths were checked before the run; this catches what changed since (a directory removed, a full disk).
+    """
+    option = "--report"
+    try:
+        if args.report is not None:
+            write_json(args.report, document())
+        option = "--junit"
+        if args.junit is not None:
+            write_junit(args.junit, tree())
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename else ""
+        print(f"{option}: cannot write {args.report if option == '--report' else args.junit}: {error.strerror or error}{where}",
+              file=sys.stderr)  # fmt: skip
+        return False
+    return True
 
 
 def replay_case(args: argparse.Namespace) -> int:
-    """``python -m sessionlog_spec replay FILE``: exit 1 while the port still disagrees."""
+    """``python -m sessionlog_spec replay FILE``: exit 1 while the port still disagrees (or cannot start), 2 on bad usage."""
+    if args.driver is None and args.port is None:
+        print(NO_PORT, file=sys.stderr)
+        return USAGE_ERROR
     try:
         document = read_case(args.case)
-    except (OSError, ValueError) as error:
-        print(f"cannot read {args.case}: {error}", file=sys.stderr)
+    except CaseFileError as error:
+        print(f"cannot replay {args.case}: {error}", file=sys.stderr)
         return USAGE_ERROR
     try:
         with opened(args.driver, args.port, args.timeout) as port:
             outcome = replay(document, port, strict_codes=True if args.strict_codes else None)
     except PortError as error:
-        print(f"cannot start the port: {error}", file=sys.stderr)
-        return 1
+        start_failed(error, sys.stderr)
+        return FAILED
     print(f"{document['case']}: {document['message']}")
-    print(render(outcome))
-    return 1 if outcome.failed else 0
+    print(render(outcome, short=args.short))
+    return FAILED if outcome.failed else 0

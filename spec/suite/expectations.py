@@ -12,6 +12,8 @@ TOML: ``[[expected_failure]]`` tables with the same keys.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,6 +27,31 @@ from sessionlog_spec.suite.run import FAILED, PASSED, Failure, GroupResult
 
 class ExpectationError(ValueError):
     """The expected-failures file is malformed."""
+
+
+MAX_EXPECTATIONS_BYTES = 16 << 20
+"""The largest expected-failures file read (16 MiB: a list of reasons, never near it)."""
+
+
+def _read_bounded(path: Path) -> str:
+    """The text of a regular file of at most :data:`MAX_EXPECTATIONS_BYTES`.
+
+    The type is judged by ``stat`` before the file is opened (a FIFO would block the open, a
+    device could feed it forever), and the open does not block should the path change in between.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ExpectationError(f"{path}: not a regular file")
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ExpectationError(f"{path}: not a regular file")
+        data = file.read(MAX_EXPECTATIONS_BYTES + 1)
+    if len(data) > MAX_EXPECTATIONS_BYTES:
+        raise ExpectationError(f"{path}: longer than {MAX_EXPECTATIONS_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExpectationError(f"{path}: not UTF-8 ({error})") from None
 
 
 @dataclass(frozen=True)
@@ -85,8 +112,8 @@ def _entry(raw: Any, where: str) -> Expectation:
 
 
 def load_expectations(path: Path) -> list[Expectation]:
-    """The entries of an expected-failures file."""
-    text = path.read_text(encoding="utf-8")
+    """The entries of an expected-failures file; raises :class:`OSError` or :class:`ExpectationError`."""
+    text = _read_bounded(path)
     try:
         document: Any = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as error:

@@ -27,7 +27,7 @@ GROUPS = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "
 PROFILE_NAMES = ("ci", "dev", "nightly")
 """The suite's profiles (a test holds this equal to :data:`sessionlog_spec.suite.profiles.PROFILES`)."""
 
-PORT_KEY = pytest.StashKey["Port"]()
+PORT_KEY = pytest.StashKey["Port | str"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,11 +71,13 @@ class GroupItem(pytest.Item):
             max_examples=config.getoption("sessionlog_max_examples"),
         )
         port = shared_port(config)
+        if isinstance(port, str):
+            raise ConformanceFailure(f"{self.group}: cannot start the port: {port}")
         result = run_group(self.group, port, port.hello, options)
         if result.status == UNSUPPORTED:
             pytest.skip(f"{self.group}: {result.detail}")
         if result.status in (FAILED, VOID, ERROR):
-            raise ConformanceFailure(describe(result))
+            raise ConformanceFailure(describe(result, replay_options(config)))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ConformanceFailure):
@@ -86,28 +88,47 @@ class GroupItem(pytest.Item):
         return self.path, None, f"sessionlog conformance: {self.group}"
 
 
-def describe(result: GroupResult) -> str:
-    """A failed group, as pytest shows it."""
+def describe(result: GroupResult, port_options: str) -> str:
+    """A failed group, as pytest shows it, with the command that replays each counterexample."""
+    from sessionlog_spec.suite.output.replay import replay_command
+
     lines = [f"{result.group} {result.status}: {result.detail}"]
     for failure in result.failures:
         lines += [
             "",
             str(failure.disagreement),
             f"invariants: {', '.join(failure.disagreement.invariants) or '-'}",
-            f"counterexample: {failure.case_file} (python -m sessionlog_spec replay FILE --driver ...)",
+            f"counterexample: {failure.case_file}",
+            f"replay: {replay_command(failure.case_file, port_options)}",
             *failure.steps_shown,
         ]
     return "\n".join(lines)
 
 
-def shared_port(config: pytest.Config) -> Port:
-    """The port every group's test uses, started on first use."""
-    from sessionlog_spec.suite.commands import open_port
+def replay_options(config: pytest.Config) -> str:
+    """The ``check``/``replay`` options that name the port this run checks."""
+    from sessionlog_spec.suite.output.replay import port_arguments
+
+    return port_arguments(
+        config.getoption("sessionlog_driver"), config.getoption("sessionlog_port"), config.getoption("sessionlog_timeout")
+    )
+
+
+def shared_port(config: pytest.Config) -> Port | str:
+    """The port every group's test uses, started on first use; why it cannot start, if it cannot.
+
+    A port that cannot start is tried once: every group then fails with the same one-paragraph
+    reason (the driver's stderr tail included), not with a traceback of the suite's internals.
+    """
+    from sessionlog_spec.suite.commands import PortError, open_port
 
     if PORT_KEY not in config.stash:
-        config.stash[PORT_KEY] = open_port(
-            config.getoption("sessionlog_driver"), config.getoption("sessionlog_port"), config.getoption("sessionlog_timeout")
-        )
+        try:
+            config.stash[PORT_KEY] = open_port(
+                config.getoption("sessionlog_driver"), config.getoption("sessionlog_port"), config.getoption("sessionlog_timeout")
+            )
+        except PortError as error:
+            config.stash[PORT_KEY] = str(error)
     return config.stash[PORT_KEY]
 
 
@@ -120,5 +141,5 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Say ``bye`` to the port."""
     port = config.stash.get(PORT_KEY, None)
-    if port is not None:
+    if port is not None and not isinstance(port, str):
         port.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis.database import ExampleDatabase
-from hypothesis.errors import FlakyFailure, InvalidDefinition, Unsatisfiable
+from hypothesis.errors import Flaky, FlakyFailure, InvalidDefinition, Unsatisfiable
 from hypothesis.stateful import run_state_machine_as_test
 
 from sessionlog_spec.protocol.messages import GROUPS, Hello, Port
@@ -113,8 +113,11 @@ class RunResult:
 
     @property
     def void(self) -> bool:
-        """No group ran a step: the run checked nothing."""
-        return not any(r.status in (PASSED, FAILED) for r in self.groups)
+        """No group could run: every one is unsupported or void, so the run checked nothing.
+
+        A group that errored is not void: its error is the reason the run fails.
+        """
+        return all(r.status in (UNSUPPORTED, VOID) for r in self.groups)
 
 
 def unsupported_reason(group: str, capabilities: Iterable[str]) -> str | None:
@@ -145,6 +148,7 @@ def run_group(
     settings = hypothesis_settings(options.profile, options.database, options.max_examples, options.step_count)
     started = time.monotonic()
     result = GroupResult(group, PASSED, coverage)
+    replayed_differently = False
     try:
         # Hypothesis accepts any zero-argument factory here (see its docstring), not only a class.
         with shrink_budget(options.profile.shrink_seconds):
@@ -152,6 +156,7 @@ def run_group(
     except Disagreement as failure:
         _failed(result, [failure], hello, options)
     except FlakyFailure as flaky:
+        replayed_differently = True
         if not _failed(result, _disagreements(flaky), hello, options, flaky=True):
             result.status, result.detail = ERROR, _describe(flaky)
     except BaseExceptionGroup as several:  # report_multiple_bugs: one exception per kind of failure
@@ -165,11 +170,19 @@ def run_group(
             result.status, result.detail = ERROR, _describe(error)
         else:
             result.status, result.detail = VOID, f"no rule could run: {error}"
+    except Flaky as error:  # a replay took another path (FlakyFailure, a failure that vanished, is handled above)
+        result.status, result.detail = ERROR, f"an example took another path when Hypothesis replayed it: {_describe(error)}"
+        replayed_differently = True
     except Exception as error:  # a bug in the suite or the port's client must not hide the other groups
         result.status, result.detail = ERROR, _describe(error)
     result.seconds = time.monotonic() - started
     if result.status == PASSED and coverage.steps == 0:
         result.status, result.detail = VOID, "no rule passed its preconditions: nothing was checked"
+    conflict = context.answers.conflict
+    if conflict is not None:
+        # A replay that takes another path explains any flaky, inconsistent or void outcome: say so first.
+        also = "" if replayed_differently or not result.detail else f"; besides: {result.detail}"
+        result.status, result.detail = ERROR, conflict.describe() + also
     return result
 
 

@@ -26,6 +26,11 @@ class Verdict:
     coverage_judged: bool = False
     """Whether the never-exercised lists counted against the run."""
 
+    @property
+    def never_exercised(self) -> list[str]:
+        """Every observable invariant ID, then every violation code, that no step of the run exercised, by name."""
+        return [*self.never_invariants, *self.never_codes]
+
 
 def decide(run: RunResult, judgement: Judgement) -> Verdict:
     """Judge ``run`` with the expected failures already matched."""

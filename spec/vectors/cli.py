@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +14,24 @@ from rich.console import Console
 
 from sessionlog_spec.protocol.messages import PortFault
 from sessionlog_spec.suite.arguments import command_line, positive_seconds
+from sessionlog_spec.suite.output.replay import PROGRAM, port_arguments
 from sessionlog_spec.suite.ports import PortUnavailable, port_for
 from sessionlog_spec.vectors import generate as gen
 from sessionlog_spec.vectors import regressions
 from sessionlog_spec.vectors.format import FILE_ORDER, VECTORS_DIR, load_all
-from sessionlog_spec.vectors.report import render
+from sessionlog_spec.vectors.report import FAILURES_SHOWN, render
 from sessionlog_spec.vectors.run import FAILED, Options, run_files
 
 COMMAND = "vectors"
+DEFAULT_LARGE_TIMEOUT = 300.0
+RUN_EPILOG = f"""\
+Each failure (the first {FAILURES_SHOWN}) is printed with the case's input (every request as stored,
+the failing one marked >), the model's and the port's verdicts on the failing request, and the
+command that re-runs that case alone (--case ID, with the same port options).
+
+exit status: 0 every case passed or is unsupported, 1 a case failed, 2 bad usage (no port, an
+unknown file or case id, nothing to run) or a port that cannot start.
+"""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -29,7 +41,12 @@ def add_parser(subparsers: Any) -> None:
     for name, help_ in (("generate", "write vectors/ from the model"), ("verify", "fail if vectors/ differs from the model")):
         p = sub.add_parser(name, help=help_)
         p.add_argument("--dir", type=Path, default=VECTORS_DIR, help="the vectors directory")
-    run = sub.add_parser("run", help="run every vector against a port")
+    run = sub.add_parser(
+        "run",
+        help="run every vector against a port",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     target = run.add_mutually_exclusive_group()
     target.add_argument("--port", type=command_line, default=None, help="'model', 'python' or a driver command line")
     target.add_argument(
@@ -38,10 +55,20 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--strict-codes", action="store_true", help="also require the model's violation code")
     run.add_argument("--timeout", type=positive_seconds, default=5.0, help="per-request timeout of a driver, in seconds")
     run.add_argument(
-        "--large-timeout", type=positive_seconds, default=300.0, help="per-request timeout for the large vectors"
+        "--large-timeout",
+        type=positive_seconds,
+        default=DEFAULT_LARGE_TIMEOUT,
+        help="per-request timeout for the large vectors",
     )
     run.add_argument("--only", default="", help="comma-separated files to run (e.g. log,surface)")
     run.add_argument("--skip", default="", help="comma-separated files to leave out (e.g. large)")
+    run.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only the case with this id (repeatable; each failure prints the command with its own --case)",
+    )
     run.add_argument("--dir", type=Path, default=VECTORS_DIR, help="the vectors directory")
     add = sub.add_parser("add", help="import a counterexample file as a regression vector")
     add.add_argument("file", type=Path)
@@ -91,6 +118,14 @@ def _files(option: str) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     only, skip = _files(args.only), _files(args.skip)
     documents = {s: d for s, d in load_all(args.dir).items() if (not only or s in only) and s not in skip}
+    if args.case:
+        known = {case["id"] for d in documents.values() for case in d["cases"]}
+        unknown = [case_id for case_id in args.case if case_id not in known]
+        if unknown:
+            print(f"no vector with id {', '.join(unknown)} in {args.dir} (after --only/--skip)", file=sys.stderr)
+            return 2
+        documents = {s: {**d, "cases": [c for c in d["cases"] if c["id"] in args.case]} for s, d in documents.items()}
+        documents = {s: d for s, d in documents.items() if d["cases"]}
     cases = sum(len(d["cases"]) for d in documents.values())
     if cases == 0:
         print(f"no vectors to run in {args.dir} (after --only/--skip): nothing would be checked", file=sys.stderr)
@@ -111,8 +146,27 @@ def _run(args: argparse.Namespace) -> int:
         results = run_files(port, documents, Options(strict_codes=args.strict_codes, large_timeout=args.large_timeout))
     finally:
         port.close()
-    render(Console(), hello, results, time.monotonic() - started, args.strict_codes)
+    by_id = {case["id"]: case for d in documents.values() for case in d["cases"]}
+    rerun = rerun_command(args)
+    render(Console(), hello, results, time.monotonic() - started, args.strict_codes, cases=by_id, rerun=rerun)
     return 1 if any(r.status == FAILED for r in results) else 0
+
+
+def rerun_command(args: argparse.Namespace) -> Callable[[str], str]:
+    """The command that runs one case again with this run's port and options, quoted for a shell."""
+    options = ["vectors", "run"]
+    if args.dir != VECTORS_DIR:
+        options += ["--dir", str(args.dir)]
+    if args.strict_codes:
+        options.append("--strict-codes")
+    if args.large_timeout != DEFAULT_LARGE_TIMEOUT:
+        options += ["--large-timeout", f"{args.large_timeout:g}"]
+    port = port_arguments(args.driver, args.port, args.timeout)
+
+    def command(case_id: str) -> str:
+        return f"{PROGRAM} {shlex.join([*options, '--case', case_id])} {port}"
+
+    return command
 
 
 def _add(path: Path, root: Path) -> int:

@@ -16,7 +16,8 @@ from typing import Any
 
 from sessionlog_spec.protocol.messages import Ok, Port, PortFault, Refused, Reply
 from sessionlog_spec.protocol.model_driver import ModelDriver
-from sessionlog_spec.suite.agreement import compare
+from sessionlog_spec.suite.agreement import compare, short
+from sessionlog_spec.suite.output.replay import unquoted_stderr
 from sessionlog_spec.vectors.format import LARGE, Case
 from sessionlog_spec.vectors.realistic import expand_step
 
@@ -25,13 +26,27 @@ PASSED, FAILED, UNSUPPORTED = "passed", "failed", "unsupported"
 
 @dataclass(frozen=True, slots=True)
 class CaseResult:
-    """What one vector did on the port."""
+    """What one vector did on the port; a failure also says which request of the input it was at and both verdicts."""
 
     file: str
     id: str
     status: str
     detail: str = ""
     seconds: float = 0.0
+    step: int | None = None
+    """The index in the case's ``input`` of the request the port got wrong (``None``: the ``reset`` before it)."""
+    expected: str = ""
+    """The model's verdict on that request, in words (``refused with CODE``, ``accepted: RESULT``)."""
+    actual: str = ""
+    """The port's answer to it, in words (a port fault with the driver's stderr tail)."""
+
+
+@dataclass
+class _Progress:
+    """The request being asked and what the model answers it, for the report of a port fault."""
+
+    step: int | None = None
+    expected: Reply | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,63 +70,101 @@ def run_case(port: Port, case: Case, file: str, options: Options) -> CaseResult:
     as_reads = bool(missing) and "read" in capabilities and _stored_texts(case) and set(missing) <= {"session", "jsonl"}
     if missing and not as_reads:
         return CaseResult(file, case["id"], UNSUPPORTED, f"needs {', '.join(missing)}")
+    progress = _Progress()
     try:
-        problem = _read_problem(port, case, options) if as_reads else _problem(port, case, options)
+        problem = _read_problem(port, case, options, progress) if as_reads else _problem(port, case, options, progress)
     except PortFault as fault:
-        problem = f"port fault ({fault.kind}): {fault.detail}"
-    status = PASSED if problem is None else FAILED
-    return CaseResult(file, case["id"], status, problem or "", time.monotonic() - started)
+        expected = SETUP if progress.expected is None else verdict(progress.expected)
+        problem = _Problem(f"port fault ({fault.kind}): {fault.detail}", progress.step, expected, verdict(fault))
+    seconds = time.monotonic() - started
+    if problem is None:
+        return CaseResult(file, case["id"], PASSED, seconds=seconds)
+    return CaseResult(file, case["id"], FAILED, problem.message, seconds, problem.step, problem.expected, problem.actual)
 
 
-def _problem(port: Port, case: Case, options: Options) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """Why a case failed, at which request, and both verdicts on it."""
+
+    message: str
+    step: int | None
+    expected: str
+    actual: str
+
+
+SETUP = "accepted (a setup request)"
+VERDICT_LIMIT = 2000
+"""Longest result quoted in a verdict; the whole expected result is in the vector file."""
+
+
+def verdict(answer: Reply | PortFault) -> str:
+    """A reply or fault in words: ``accepted: RESULT``, ``refused with CODE: message``, ``port fault (kind): …``."""
+    if isinstance(answer, Ok):
+        return f"accepted: {short(answer.result, VERDICT_LIMIT)}"
+    if isinstance(answer, Refused):
+        return f"refused with {answer.code}" + (f": {answer.message}" if answer.message else "")
+    tail = unquoted_stderr(answer)
+    return str(answer) + (f"\ndriver stderr (tail):\n{tail}" if tail else "")
+
+
+def _problem(port: Port, case: Case, options: Options, progress: _Progress) -> _Problem | None:
     if "session" in port.hello.capabilities:
+        progress.expected = Ok(None)
         reset = port.call("reset")
         if not isinstance(reset, Ok):
-            return f"reset refused: {reset.code}: {reset.message}"
+            return _Problem(f"reset refused: {reset.code}: {reset.message}", None, verdict(Ok(None)), verdict(reset))
     refused = {r["step"]: r["code"] for r in case.get("refused_steps", ())}
     steps = case["input"]
     header_observed = "header" in port.hello.capabilities
 
-    def problem(op: str, expected: Reply, actual: Reply) -> str | None:
+    def problem(index: int, op: str, expected: Reply, actual: Reply, where: str) -> _Problem | None:
         mismatch = compare(op, expected, actual, options.strict_codes, header_observed)
-        return None if mismatch is None else mismatch.message
+        return None if mismatch is None else _Problem(f"{where}: {mismatch.message}", index, verdict(expected), verdict(actual))
 
     for index, step in enumerate(steps):
         request = expand_step(step)
         op = request.pop("op")
+        last = index == len(steps) - 1
+        expected = expected_reply(case["expected"]) if last else Refused(refused[index], "") if index in refused else None
+        progress.step, progress.expected = index, expected
         reply = port.call(op, **request)
         where = f"step {index}"
-        if index < len(steps) - 1:
-            if index in refused:
-                found = problem(op, Refused(refused[index], ""), reply)
-                if found is not None:
-                    return f"{where}: {found}"
-            elif not isinstance(reply, Ok):
-                return f"{where} ({op}): setup refused with {reply.code}: {reply.message}"
+        if expected is None:
+            if not isinstance(reply, Ok):
+                message = f"{where} ({op}): setup refused with {reply.code}: {reply.message}"
+                return _Problem(message, index, SETUP, verdict(reply))
             continue
-        found = problem(op, expected_reply(case["expected"]), reply)
+        found = problem(index, op, expected, reply, where)
         if found is not None:
-            return f"{where}: {found}"
-        if "state" in case["expected"]:
-            found = problem("state", Ok(case["expected"]["state"]), port.call("state"))
-            return None if found is None else f"after the refusal: {found}"
+            return found
+        if last and "state" in case["expected"]:
+            state = Ok(case["expected"]["state"])
+            progress.expected = state
+            return problem(index, "state", state, port.call("state"), "after the refusal")
     return None
 
 
 def _stored_texts(case: Case) -> list[str]:
     """The texts a vector's ``load`` steps hand to the port."""
-    texts = [expand_step(step).get("jsonl") for step in case["input"] if step["op"] == "load"]
-    return [text for text in texts if isinstance(text, str)]
+    return [text for _, text in _loads(case)]
 
 
-def _read_problem(port: Port, case: Case, options: Options) -> str | None:
+def _loads(case: Case) -> list[tuple[int, str]]:
+    """Each ``load`` step's index in the input, with the text it hands to the port."""
+    texts = [(index, expand_step(step).get("jsonl")) for index, step in enumerate(case["input"]) if step["op"] == "load"]
+    return [(index, text) for index, text in texts if isinstance(text, str)]
+
+
+def _read_problem(port: Port, case: Case, options: Options, progress: _Progress) -> _Problem | None:
     reader = ModelDriver()
-    for index, text in enumerate(_stored_texts(case)):
+    for index, (step, text) in enumerate(_loads(case)):
         expected = reader({"id": 0, "op": "read", "jsonl": text})
         want: Reply = Ok(expected["result"]) if expected["ok"] else Refused(expected["error"]["code"], "")
-        mismatch = compare("read", want, port.call("read", jsonl=text), options.strict_codes, header_observed=False)
+        progress.step, progress.expected = step, want
+        actual = port.call("read", jsonl=text)
+        mismatch = compare("read", want, actual, options.strict_codes, header_observed=False)
         if mismatch is not None:
-            return f"read of stored text {index}: {mismatch.message}"
+            return _Problem(f"read of stored text {index}: {mismatch.message}", step, verdict(want), verdict(actual))
     return None
 
 

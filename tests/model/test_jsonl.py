@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import sys
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,7 +16,7 @@ from model_cases import code_of, ev, realistic, session, title_data, user
 from sessionlog_spec.contracts.jsonl import decode_jsonl, encode_jsonl, load_session
 from sessionlog_spec.model.event import Event, decode_event, encode_event
 from sessionlog_spec.model.json_value import as_object, freeze, thaw
-from sessionlog_spec.model.jsonl import DecodedLog
+from sessionlog_spec.model.jsonl import DecodedLog, decode_text, parse_json
 from sessionlog_spec.model.load import LoadedSession, save_session
 from sessionlog_spec.model.relationships import SessionIdentity
 from sessionlog_spec.model.violation import Code, Violation
@@ -261,6 +265,65 @@ def test_inv_jsonl_4_a_huge_integer_is_judged_the_same_whatever_its_length() -> 
         stored = text(ev("session/title", 0, {**title_data("t"), "n": int("9" * 30) if digits == 30 else 0}))
         stored = stored.replace('"n":' + ("9" * 30 if digits == 30 else "0"), '"n":' + "9" * digits)
         assert code_of(load_session(stored)) is Code.JSON_NOT_LOSSLESS
+
+
+@pytest.fixture(params=[0, 4300, 640], ids=lambda limit: f"digit-limit-{limit}")
+def digit_limit(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The interpreter's limit on integer digits (0: none; 4300: the default; 640: the smallest)."""
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(request.param)
+    yield request.param
+    sys.set_int_max_str_digits(saved)
+
+
+@pytest.mark.parametrize(
+    ("literal", "value"),
+    [
+        ("9" * 400, int("9" * 400)),  # exact, and refused all the same outside the safe range
+        ("-" + "9" * 399, -int("9" * 399)),
+        ("9" * 401, math.inf),  # beyond every double: what JSON.parse reads
+        ("-" + "9" * 400, -math.inf),
+        ("9" * 5000, math.inf),
+        ("1" + "0" * 99_999, math.inf),
+    ],
+    ids=["400", "-399", "401", "-400", "5000", "100000"],
+)
+def test_inv_log_4_an_integer_literal_is_read_as_json_parse_reads_it_under_any_digit_limit(
+    digit_limit: int, literal: str, value: float
+) -> None:
+    assert parse_json('{"n":' + literal + "}") == {"n": value}
+
+
+def test_inv_log_4_a_huge_integer_is_refused_in_linear_time_under_any_digit_limit(digit_limit: int) -> None:
+    for digits in (5000, 100_000, 10_000_000):
+        stored = text(ev("session/title", 0, {**title_data("t"), "n": 0})).replace('"n":0', '"n":' + "9" * digits)
+        start = time.monotonic()
+        result = load_session(stored)
+        assert time.monotonic() - start < 5.0  # int() of 10^7 digits is quadratic: minutes
+        assert isinstance(result, Violation) and result.code is Code.JSON_NOT_LOSSLESS
+        assert result.message.endswith("$.n is not a finite number"), result.message
+
+
+@pytest.mark.parametrize(
+    ("raw", "decoded"),
+    [
+        # What the released reader (Buffer.toString("utf8") in Node 22) reads, measured byte for byte.
+        (b"\xff", "\ufffd"),
+        (b"\xed\xa0\x80", "\ufffd" * 3),  # an encoded surrogate: three maximal invalid sequences
+        (b"\xf0\x9f\x98", "\ufffd"),  # a truncated four-byte sequence: one
+        (b"\xe2\x82b", "\ufffdb"),
+        (b"\xc0\xaf", "\ufffd" * 2),  # an overlong encoding
+        (b"\xf4\x90\x80\x80", "\ufffd" * 4),  # beyond U+10FFFF
+    ],
+)
+def test_inv_jsonl_4_bytes_that_are_not_utf8_read_as_replacement_characters(raw: bytes, decoded: str) -> None:
+    """Inside a string they are kept as U+FFFD; elsewhere the row is not JSON."""
+    stored, replaced = decode_text(text(ev("session/title", 0, title_data("TITLE"))).encode().replace(b"TITLE", raw))
+    data = as_object(loaded(stored).state.events[0].data)
+    assert replaced and data is not None and data["title"] == decoded
+    outside, replaced = decode_text(b"\xff" + line(ev("session/title", 0, title_data())).encode())
+    assert replaced and isinstance(parse_json(outside), str)
+    assert decode_text("Requête ✓".encode()) == ("Requête ✓", False)
 
 
 @pytest.mark.parametrize("what", STRAY_LINES)

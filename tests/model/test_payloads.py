@@ -44,6 +44,7 @@ from sessionlog_spec.model.payloads import (
     REQUIRED_MEMBERS,
     payload_members,
     payload_problem,
+    payload_reaches_opaque,
     payload_shape,
 )
 from sessionlog_spec.model.shapes import (
@@ -417,6 +418,32 @@ def test_inv_pay_3_the_examples_are_upstreams_verdicts(
     oracle: Oracle, *, event_type: str, version: int, seq: int, data: object, valid: bool
 ) -> None:
     agree(oracle, event_type, version, seq, data, expected=valid, label="example")
+
+
+KEPT_UNINSPECTED: list[tuple[str, object, bool]] = [
+    ("user/message", _user_message({"kind": "x-future", "anything": _OPAQUE}), True),
+    ("user/message", _user_message({"kind": "user"}, [{"type": "x-future", "payload": _OPAQUE}]), True),
+    ("user/message", _user_message({"kind": "user"}, [{"type": "text", "text": "a"}]), False),
+    ("turn/end", {"turn": 1, "reason": {"kind": "x-future"}}, True),
+    ("turn/end", {"turn": 1, "reason": {"kind": "completed"}}, False),
+    ("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "finish", "reason": {"kind": "x-future"}}}, True),
+    (
+        "tool/code-dispatch-start",
+        {"rootCallId": "r", "parentCallId": "p", "subCallId": "s", "name": "n", "arguments": None},
+        True,
+    ),
+    ("session-log-deepseek/delivery-accepted", {"sessionId": "s", "throughSeq": 2, "sessionFormatVersion": 1}, False),
+    ("no/such-type", {"anything": _OPAQUE}, False),
+]
+
+
+@pytest.mark.parametrize(("event_type", "data", "kept"), KEPT_UNINSPECTED)
+def test_inv_pay_3_the_suite_sees_which_payloads_hold_uninspected_parts(event_type: str, data: object, kept: bool) -> None:
+    """The conformance machines tag INV-PAY-3 on exactly the accepted payloads that hold an opaque
+    value or an unknown variant (``payload_reaches_opaque``)."""
+    if event_type in EVENT_PAYLOADS:
+        assert payload_problem(event_type, data, 3) is None
+    assert payload_reaches_opaque(event_type, data) is kept
 
 
 def test_inv_pay_3_the_reader_constants_name_what_the_table_holds() -> None:

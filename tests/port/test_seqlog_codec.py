@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
+from collections.abc import Iterator
 
 import pytest
 from seqlog_fixtures import HEADER_LINE, user
@@ -68,8 +71,51 @@ def test_lines_read_exactly() -> None:
     assert parse_line(b'{"n": 123456789012345678901234567890, "f": 1.5e3}') == {"n": 123456789012345678901234567890, "f": 1500.0}
     assert parse_line('{"s":"\\ud800"}') == {"s": "\ud800"}
     assert parse_line(b' {"a":[1,2]} ') == {"a": [1, 2]}
-    huge = parse_line(b'{"n":' + b"9" * 5000 + b"}")["n"]
-    assert not isinstance(huge, int) or huge > 2**53  # read at all: never an interpreter digit-limit error
+    assert parse_line(b'{"n":' + b"9" * 5000 + b"}") == {"n": math.inf}  # what JSON.parse reads
+
+
+@pytest.fixture(params=[0, 4300, 640], ids=lambda limit: f"digit-limit-{limit}")
+def digit_limit(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The interpreter's limit on integer digits (0: none; 4300: the default; 640: the smallest)."""
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(request.param)
+    yield request.param
+    sys.set_int_max_str_digits(saved)
+
+
+@pytest.mark.parametrize(
+    ("literal", "value"),
+    [
+        (b"9" * 400, int("9" * 400)),
+        (b"-" + b"9" * 399, -int("9" * 399)),
+        (b"9" * 401, math.inf),
+        (b"-" + b"9" * 400, -math.inf),
+        (b"9" * 5000, math.inf),
+        (b"1" + b"0" * 99_999, math.inf),
+    ],
+    ids=["400", "-399", "401", "-400", "5000", "100000"],
+)
+def test_an_integer_literal_is_read_as_json_parse_reads_it_under_any_digit_limit(
+    digit_limit: int, literal: bytes, value: float
+) -> None:
+    """As the model reads it (INV-LOG-4): a literal beyond every double is ±infinity, never a digit-limit error."""
+    assert parse_line(b'{"n":' + literal + b"}") == {"n": value}
+    assert parse_line(' {"n":' + literal.decode() + "}") == {"n": value}  # the slow path, from text
+
+
+def test_ten_megabytes_of_digits_are_read_in_linear_time_without_a_digit_limit() -> None:
+    """In a child process, so that a quadratic ``int()`` (minutes for 10^7 digits) fails the test, not hangs it."""
+    program = (
+        "import sys, time\n"
+        "sys.set_int_max_str_digits(0)\n"
+        "from seqlog.codec import parse_line\n"
+        "start = time.monotonic()\n"
+        "value = parse_line(b'{\"n\":' + b'9' * 10_000_000 + b'}')['n']\n"
+        "print(value, round(time.monotonic() - start, 2))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=False)
+    value, seconds = done.stdout.split()
+    assert value == "inf" and float(seconds) < 5.0, done.stdout + done.stderr
 
 
 def test_encode_line_round_trips_what_orjson_cannot_write() -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from sessionlog_spec.cli import build_parser
+from sessionlog_spec.suite.arguments import output_directory_problem, output_file_problem
 
 BAD_CHECK_ARGUMENTS = [
     ["--timeout", "0"],
@@ -46,3 +48,19 @@ def test_an_empty_or_unbalanced_driver_command_is_refused(command: str, subcomma
 def test_good_values_pass_through() -> None:
     args = build_parser().parse_args(["check", "--port", "model", "--timeout", "0.5", "--max-examples", "3", "--steps", "7"])
     assert (args.timeout, args.max_examples, args.steps) == (0.5, 3, 7)
+
+
+def test_checking_output_paths_leaves_nothing_behind(tmp_path: Path) -> None:
+    assert output_file_problem(tmp_path / "new" / "deeper" / "report.json", "report.json") is None
+    assert output_directory_problem(tmp_path / "cases" / "port") is None
+    assert output_directory_problem(tmp_path) is None
+    assert list(tmp_path.iterdir()) == [], "missing directories are created when the outputs are written, not before"
+
+
+def test_an_existing_report_may_be_overwritten_but_not_a_directory(tmp_path: Path) -> None:
+    existing = tmp_path / "report.json"
+    existing.write_text("{}", encoding="utf-8")
+    assert output_file_problem(existing, "report.json") is None
+    suggested = tmp_path / "junit.xml"
+    assert output_file_problem(tmp_path, "junit.xml") == f"{tmp_path} is a directory: give a file path, such as {suggested}"
+    assert output_directory_problem(existing) == f"{existing} is a file, not a directory"

@@ -78,3 +78,30 @@ def test_a_driver_that_implements_nothing_gives_a_void_run(tmp_path: Path) -> No
     document = read_json(report)
     assert document["verdict"] == "void"
     assert {g["status"] for g in document["groups"].values()} == {"unsupported"}
+
+
+def test_a_driver_that_answers_the_same_requests_two_ways_is_named_nondeterministic(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    checked = run_cli(
+        "check", "--driver", broken_driver("session_answers_vary"), "--profile", "dev", "--only", "session", "--quiet",
+        "--cases-dir", tmp_path / "cases", "--database", tmp_path / "db", "--report", report, "--shrink-seconds", "10",
+    )  # fmt: skip
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    document = read_json(report)
+    assert document["verdict"] == "failed", document["reasons"]
+    session = document["groups"]["session"]
+    assert session["status"] == "error"
+    assert "answered the same request differently" in session["detail"]
+    assert '"op":"state"' in session["detail"] and "reset" in session["detail"]
+    assert "VOID" not in checked.stdout and "Flaky" not in checked.stdout + checked.stderr
+
+
+def test_a_deterministic_driver_is_never_called_nondeterministic(tmp_path: Path) -> None:
+    """The same check against the model driver: nothing in the run is taken for a conflicting answer."""
+    report = tmp_path / "report.json"
+    checked = run_cli(
+        "check", "--driver", MODEL_DRIVER, "--profile", "dev", "--only", "session,jsonl", "--quiet",
+        "--database", tmp_path / "db", "--report", report,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert {g["status"] for g in read_json(report)["groups"].values() if g["status"] != "unsupported"} == {"passed"}

@@ -8,9 +8,14 @@ import itertools
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -21,12 +26,15 @@ from conformance_helpers import ROOT, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
+from seqlog.codec import read_bytes as seqlog_read_bytes
+from seqlog.errors import SeqlogError
 from sessionlog_spec.model.event import decode_event
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, thaw
-from sessionlog_spec.model.jsonl import encode_jsonl, encode_line
+from sessionlog_spec.model.jsonl import decode_text, encode_jsonl, encode_line
 from sessionlog_spec.model.load import read_log, save_session
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite import check_log as C
+from sessionlog_spec.suite import expectations
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 from sessionlog_spec.suite.agent.crashes import CORRUPTIONS, damage_line
 from sessionlog_spec.vectors.realistic import HEADER_LINE, realistic_events
@@ -123,7 +131,7 @@ def _same_verdict(text: str, check: C.LogCheck) -> None:
     assert check.unreadable is None
     if isinstance(expected, Violation):
         assert check.verdict is not None, (expected, check)
-        assert (check.verdict.code, check.verdict.message) == (expected.code.value, expected.message)
+        assert (check.verdict.code, check.verdict.message) == (expected.code.value, C.bounded(expected.message))
         if expected.message.startswith("line "):
             assert check.verdict.line == _line_of(expected)
     else:
@@ -375,7 +383,8 @@ def test_an_unreadable_path_exits_2_unless_a_log_has_violations(tmp_path: Path) 
     empty_dir.mkdir()
     status, out, err = _run(clean, tmp_path / "missing.jsonl", empty_dir)
     assert status == 2
-    assert "missing.jsonl: cannot read: No such file or directory" in err and "no *.jsonl files" in err
+    assert f"{tmp_path / 'missing.jsonl'}: cannot read: PATH_NOT_FOUND: No such file or directory" in err
+    assert f"{empty_dir}: cannot read: NO_LOGS_IN_DIRECTORY: no *.jsonl files in this directory" in err
     assert out.splitlines()[-1] == "check-log: 3 log(s) checked: 1 clean, 0 with violations, 2 unreadable"
     violating = _write(tmp_path / "bad.jsonl", _joined(_contract_violation(_stored(_realistic_2000()))))
     assert _run(clean, tmp_path / "missing.jsonl", violating)[0] == 1
@@ -387,7 +396,7 @@ def test_a_fifo_is_refused_with_exit_2_without_hanging(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     checked = run_cli("check-log", fifo, timeout=60)  # nobody writes: opening it for a read would block
     assert checked.returncode == 2, checked.stdout + checked.stderr
-    refusal = "cannot read: a FIFO, not a regular file; give it as '-' (standard input) to read it"
+    refusal = "cannot read: NOT_A_REGULAR_FILE: a FIFO, not a regular file; give it as '-' (standard input) to read it"
     assert checked.stderr.strip() == f"{fifo}: {refusal}"
     walked = run_cli("check-log", tmp_path, timeout=60)
     assert walked.returncode == 2 and "a FIFO" in walked.stderr
@@ -396,7 +405,7 @@ def test_a_fifo_is_refused_with_exit_2_without_hanging(tmp_path: Path) -> None:
 
 def test_a_character_device_is_refused() -> None:
     status, _, err = _run("/dev/zero")
-    assert status == 2 and "a character device, not a regular file" in err
+    assert status == 2 and "/dev/zero: cannot read: NOT_A_REGULAR_FILE: a character device, not a regular file" in err
 
 
 def test_standard_input_is_read_in_chunks() -> None:
@@ -414,8 +423,10 @@ def test_an_over_long_line_makes_the_log_unreadable_not_a_memory_error(tmp_path:
     lines[5] = lines[5][:-1] + ',"pad":"' + "x" * 2000 + '"}'
     status, out, err = _run(_write(tmp_path / "long.jsonl", _joined(lines)))
     assert status == 2
-    refusal = "cannot read: line 6 is longer than 1,000 bytes (the checker's line limit); the log was not checked"
-    assert err.strip() == f"{tmp_path / 'long.jsonl'}: {refusal}"
+    refusal = (
+        "cannot read: LINE_OVER_LIMIT: line 6 is longer than 1,000 bytes (the checker's line limit); the log was not checked"
+    )
+    assert err.strip() == f"{tmp_path / 'long.jsonl'}:6: {refusal}"
     assert out.splitlines()[-1].endswith("0 clean, 0 with violations, 1 unreadable")
     endless = C.check_chunks(itertools.repeat(b"\0" * 64))  # /dev/zero through stdin: no newline ever
     assert endless.unreadable is not None and endless.unreadable.startswith("line 1 is longer than 1,000 bytes")
@@ -425,3 +436,466 @@ def test_a_log_without_a_complete_line_has_no_header() -> None:
     check = C.check_log('{"type":"session"')
     assert check.verdict is not None and (check.verdict.line, check.verdict.code) == (1, "JSONL_HEADER_MISSING")
     assert "torn final line" in check.notes[0]
+
+
+# -- hostile input: every bad input gets a coded answer, in bounded time and memory ---------------------------------
+
+
+HOSTILE_SECONDS = 10.0
+HOSTILE_PEAK_MB = 300.0
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One ``check-log`` child: its exit status, output, wall time and peak resident memory."""
+
+    status: int
+    out: str
+    err: str
+    seconds: float
+    peak_mb: float
+
+
+_MEASURED = """\
+import os, subprocess, sys
+report, command = sys.argv[1], sys.argv[2:]
+child = subprocess.Popen(command)
+_, status, usage = os.wait4(child.pid, 0)
+with open(report, "w") as file:
+    file.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+"""Runs a command and writes its peak RSS (KiB).  A fresh small interpreter starts it, because a
+child's ``ru_maxrss`` also counts the image it was forked from (pytest's, which may be large)."""
+
+
+def _check_log_child(args: list[str], stdin: Path | None = None, env: dict[str, str] | None = None) -> Ran:
+    """``check-log ARGS`` in a child process, killed after :data:`HOSTILE_SECONDS`, with its peak RSS."""
+    with contextlib.ExitStack() as stack:
+        out, err = stack.enter_context(tempfile.TemporaryFile()), stack.enter_context(tempfile.TemporaryFile())
+        source = stack.enter_context(stdin.open("rb")) if stdin is not None else subprocess.DEVNULL
+        report = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "peak"
+        command = [sys.executable, "-c", _MEASURED, str(report), sys.executable, "-m", "spec", "check-log", *args]
+        start = time.monotonic()
+        child = subprocess.Popen(
+            command, cwd=ROOT, stdin=source, stdout=out, stderr=err, env={**os.environ, **(env or {})}, start_new_session=True
+        )
+        try:
+            status = child.wait(timeout=HOSTILE_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            pytest.fail(f"check-log {args} did not end within {HOSTILE_SECONDS} s")
+        seconds = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        return Ran(status, out.read().decode(), err.read().decode(), seconds, int(report.read_text()) / 1024)
+
+
+def _small_log() -> list[bytes]:
+    """A short clean log, one line per row: the header line, then line 2 opening a turn and line 3 a user message."""
+    lines = [line.encode() for line in _lines(save_session(HEADER, chunky_session(turns=1).state))]
+    assert b'"type":"user/message"' in lines[2] and b'"text":"Request 0"' in lines[2]
+    return lines
+
+
+def _log_file(path: Path, lines: list[bytes]) -> Path:
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return path
+
+
+def _user_line_with(member: bytes) -> list[bytes]:
+    """The small log with ``member`` written into line 3's text block."""
+    lines = _small_log()
+    lines[2] = lines[2].replace(b'"text":"Request 0"', b'"text":"Request 0",' + member, 1)
+    return lines
+
+
+def _sparse(path: Path, prefix: bytes, size: int) -> Path:
+    """``prefix`` then NUL bytes up to ``size``, as a sparse file (no disk space, built at once)."""
+    with path.open("wb") as file:
+        file.write(prefix)
+        file.truncate(size)
+    return path
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """One hostile input: how to make it (the arguments and, for '-', the file on standard input)
+    and the answer expected: the exit status and a line of the output naming the code and the line."""
+
+    make: Callable[[Path], tuple[list[str], Path | None]]
+    status: int
+    answer: str
+    """A regular expression one output line must match in full; ``{path}`` is the first argument."""
+    env: dict[str, str] = field(default_factory=dict)
+    needs_non_root: bool = False
+
+
+def _path(make: Callable[[Path], Path]) -> Callable[[Path], tuple[list[str], Path | None]]:
+    return lambda tmp: ([str(make(tmp))], None)
+
+
+def _fifo(tmp: Path) -> Path:
+    os.mkfifo(tmp / "pipe.jsonl")
+    return tmp / "pipe.jsonl"
+
+
+def _empty_dir(tmp: Path) -> Path:
+    (tmp / "logs").mkdir()
+    (tmp / "logs" / "notes.txt").write_text("not a log")
+    return tmp / "logs"
+
+
+def _unreadable(tmp: Path) -> Path:
+    path = _log_file(tmp / "secret.jsonl", _small_log())
+    path.chmod(0)
+    return path
+
+
+def _huge_seqs(tmp: Path) -> Path:
+    """Committed damage, then 60 rows each quoting a 5 MB seq: 300 MB that every finding would quote whole."""
+    lines = _small_log()
+    turn_end = next(line for line in lines if b'"type":"turn/end"' in line)
+    path = tmp / "quoting.jsonl"
+    with path.open("wb") as file:
+        file.write(lines[0] + b"\ngarbage\n")
+        for _ in range(60):
+            file.write(b'{"type":"turn/start","seq":"' + b"x" * 5_000_000 + b'","time":0,"data":{"turn":1}}\n')
+        file.write(turn_end + b"\n")
+    return path
+
+
+DIGITS_5000 = b'"n":' + b"9" * 5000
+LINE_CAP_BYTES = 64 << 20
+NOT_LOSSLESS = (
+    r"{path}:3: JSON_NOT_LOSSLESS: line 3: event seq 1 data is not lossless JSON: \$\.content\[0\]\.n is not a finite number"
+)
+
+HOSTILE: dict[str, Hostile] = {
+    "dev-zero-by-path": Hostile(
+        lambda tmp: (["/dev/zero"], None),
+        2,
+        r"/dev/zero: cannot read: NOT_A_REGULAR_FILE: a character device, not a regular file; give it as '-' .*",
+    ),
+    "dev-zero-on-stdin": Hostile(
+        lambda tmp: (["-"], Path("/dev/zero")),
+        2,
+        r"<stdin>:1: cannot read: LINE_OVER_LIMIT: line 1 is longer than 67,108,864 bytes .*",
+    ),
+    "fifo-without-a-writer": Hostile(
+        _path(_fifo), 2, r"{path}: cannot read: NOT_A_REGULAR_FILE: a FIFO, not a regular file; give it as '-' .*"
+    ),
+    "sparse-2-gib-of-nul": Hostile(
+        _path(lambda tmp: _sparse(tmp / "sparse.jsonl", b"", 2 * GIB)),
+        2,
+        r"{path}:1: cannot read: LINE_OVER_LIMIT: line 1 is longer than 67,108,864 bytes .*",
+    ),
+    "one-2-gib-line": Hostile(
+        _path(lambda tmp: _sparse(tmp / "giant.jsonl", b"\n".join(_small_log()[:2]) + b'\n{"type":"user/message","d', 2 * GIB)),
+        2,
+        r"{path}:3: cannot read: LINE_OVER_LIMIT: line 3 is longer than 67,108,864 bytes .*",
+    ),
+    "a-line-over-the-cap": Hostile(
+        _path(lambda tmp: _sparse(tmp / "long.jsonl", _small_log()[0] + b"\n", len(_small_log()[0]) + 2 + LINE_CAP_BYTES)),
+        2,
+        r"{path}:2: cannot read: LINE_OVER_LIMIT: line 2 is longer than 67,108,864 bytes .*",
+    ),
+    "invalid-utf-8-in-a-string": Hostile(
+        _path(
+            lambda tmp: _log_file(tmp / "utf8.jsonl", [row.replace(b"Request 0", b"\xff\xed\xa0\x80") for row in _small_log()])
+        ),
+        0,  # read as U+FFFD, as the released reader reads it: accepted, and the line is named
+        r"{path}: note: line 3: bytes that are not UTF-8 are read as U\+FFFD, as the released reader decodes them",
+    ),
+    "invalid-utf-8-outside-a-string": Hostile(
+        _path(lambda tmp: _log_file(tmp / "utf8.jsonl", [*_small_log()[:2], b"\xff" + _small_log()[2], *_small_log()[3:]])),
+        1,
+        r"{path}:3: JSONL_MALFORMED_LINE: line 3 is not valid JSON .* proves it was committed\)",
+    ),
+    **{
+        f"5000-digit-integer-digit-limit-{limit}": Hostile(
+            _path(lambda tmp: _log_file(tmp / "digits.jsonl", _user_line_with(DIGITS_5000))),
+            1,
+            NOT_LOSSLESS,
+            env={"PYTHONINTMAXSTRDIGITS": str(limit)},
+        )
+        for limit in (0, 4300, 640)
+    },
+    "100000-digit-integer-no-digit-limit": Hostile(
+        _path(lambda tmp: _log_file(tmp / "digits.jsonl", _user_line_with(b'"n":' + b"9" * 100_000))),
+        1,
+        NOT_LOSSLESS,
+        env={"PYTHONINTMAXSTRDIGITS": "0"},
+    ),
+    "10-mb-of-digits-no-digit-limit": Hostile(
+        _path(lambda tmp: _log_file(tmp / "digits.jsonl", _user_line_with(b'"n":' + b"9" * 10_000_000))),
+        1,
+        NOT_LOSSLESS,
+        env={"PYTHONINTMAXSTRDIGITS": "0"},
+    ),
+    "empty-file": Hostile(
+        _path(lambda tmp: _sparse(tmp / "empty.jsonl", b"", 0)),
+        1,
+        r"{path}:1: JSONL_HEADER_MISSING: log has no complete header line",
+    ),
+    "directory-without-logs": Hostile(
+        _path(_empty_dir), 2, r"{path}: cannot read: NO_LOGS_IN_DIRECTORY: no \*\.jsonl files in this directory"
+    ),
+    "missing-path": Hostile(
+        _path(lambda tmp: tmp / "missing.jsonl"), 2, r"{path}: cannot read: PATH_NOT_FOUND: No such file or directory"
+    ),
+    "no-read-permission": Hostile(
+        _path(_unreadable), 2, r"{path}: cannot read: PERMISSION_DENIED: Permission denied", needs_non_root=True
+    ),
+    "findings-quoting-huge-values": Hostile(
+        _path(_huge_seqs),
+        1,
+        # Each message is cut after 2,000 characters: the finding quotes 1,987 of the 5,000,000 x.
+        r"{path}:4: SEQ_NOT_CONTIGUOUS: line 4: seq 'x{1987}… \(4,998,\d\d\d more characters\)"
+        r" \(state-free check after the first violation\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_every_hostile_input_gets_a_coded_answer_in_bounded_time_and_memory(name: str, tmp_path: Path) -> None:
+    row = HOSTILE[name]
+    if row.needs_non_root and os.geteuid() == 0:
+        pytest.skip("root reads any file: permission cannot be denied")
+    args, stdin = row.make(tmp_path)
+    ran = _check_log_child(args, stdin, row.env)
+    shown = f"exit {ran.status}\n{ran.out[-3000:]}\n{ran.err[-3000:]}"
+    assert ran.status == row.status, shown
+    answer = re.compile(row.answer.replace("{path}", re.escape(args[0])))
+    assert any(answer.fullmatch(line) for line in (ran.out + ran.err).splitlines()), shown
+    assert "Traceback" not in ran.err, shown
+    summary = ran.out.splitlines()[-1]
+    assert summary.startswith("check-log: 1 log(s) checked: "), shown
+    assert summary.endswith("1 unreadable" if row.status == 2 else "0 unreadable"), shown
+    assert ran.seconds < HOSTILE_SECONDS and ran.peak_mb < HOSTILE_PEAK_MB, (ran.seconds, ran.peak_mb)
+    print(f"{name}: {ran.seconds:.2f} s, {ran.peak_mb:.0f} MB peak")
+
+
+def _opened_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths ``os.open`` is asked for from now on (the call goes through)."""
+    opened: list[str] = []
+    real_open = os.open
+
+    def recording_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        opened.append(str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", recording_open)
+    return opened
+
+
+def test_a_fifo_or_a_device_is_judged_by_stat_and_never_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = _fifo(tmp_path)
+    opened = _opened_paths(monkeypatch)
+    for path, kind in ((str(fifo), "a FIFO"), ("/dev/zero", "a character device")):
+        check = C.check_path(path)
+        assert (check.unreadable_code, check.unreadable_line) == (C.Unchecked.NOT_A_REGULAR_FILE, None)
+        assert check.unreadable is not None and check.unreadable.startswith(f"{kind}, not a regular file")
+    assert opened == []  # opening a FIFO without a writer blocks; opening a device may act on it
+
+
+def test_a_path_that_became_a_fifo_after_its_stat_is_opened_without_blocking_and_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = _fifo(tmp_path)
+    real_stat = os.stat
+    regular = real_stat(_log_file(tmp_path / "regular.jsonl", _small_log()))
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: regular if str(path) == str(fifo) else real_stat(path, *a, **k))
+    done: list[C.LogCheck] = []
+    worker = threading.Thread(target=lambda: done.append(C.check_path(str(fifo))), daemon=True)
+    worker.start()
+    worker.join(timeout=HOSTILE_SECONDS)
+    if worker.is_alive():  # blocked in open: a writer releases it, then the test fails
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=HOSTILE_SECONDS)
+        pytest.fail("opening a FIFO blocked: the path was not opened with O_NONBLOCK")
+    assert done[0].unreadable_code is C.Unchecked.NOT_A_REGULAR_FILE, done[0]
+
+
+def test_an_os_error_is_a_coded_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Permission (testable even as root), and a read of standard input failing midway."""
+    denied = _log_file(tmp_path / "secret.jsonl", _small_log())
+    real_open = os.open
+
+    def refusing_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(path) == str(denied):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    check = C.check_path(str(denied))
+    assert (check.unreadable_code, check.unreadable) == (C.Unchecked.PERMISSION_DENIED, "Permission denied")
+
+    class FailingStream(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            raise OSError(5, "Input/output error")
+
+    check = C.check_path(C.STDIN, stdin=FailingStream())  # type: ignore[arg-type]
+    assert (check.unreadable_code, check.unreadable) == (C.Unchecked.READ_FAILED, "Input/output error")
+
+
+def test_a_directory_that_cannot_be_walked_is_named_not_reported_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = tmp_path / "logs"
+    (logs / "locked").mkdir(parents=True)
+    _log_file(logs / "a.jsonl", _small_log())
+    real_scandir = os.scandir
+
+    def refusing_scandir(path: Any = ".") -> Any:
+        if str(path) == str(logs / "locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing_scandir)
+    status, out, err = _run(logs)
+    assert status == 2, out + err  # one clean log, one place that could not be read: not a clean run
+    assert out.splitlines()[0] == f"{logs / 'a.jsonl'}: ok"
+    assert err.strip() == f"{logs / 'locked'}: cannot read: PERMISSION_DENIED: Permission denied"
+    assert out.splitlines()[-1] == "check-log: 2 log(s) checked: 1 clean, 0 with violations, 1 unreadable"
+
+
+# -- the model, seqlog and check-log give bad bytes and huge numbers the same verdict --------------------------------
+
+
+@pytest.fixture(params=[0, 4300, 640], ids=lambda limit: f"digit-limit-{limit}")
+def digit_limit(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The interpreter's limit on integer digits (0: none; 4300: the default; 640: the smallest)."""
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(request.param)
+    yield request.param
+    sys.set_int_max_str_digits(saved)
+
+
+def _three_verdicts(data: bytes) -> tuple[tuple[str, int] | None, tuple[str, int] | None, C.LogCheck]:
+    """(code, line) of the model's and seqlog's refusal (``None``: accepted), and check-log's whole answer;
+    the model's and seqlog's messages must say the same where both name a stored value."""
+    model = read_log(decode_text(data)[0])
+    model_verdict = (model.code.value, _line_of(model)) if isinstance(model, Violation) else None
+    try:
+        seqlog_read_bytes(data)
+        seqlog_verdict = None
+    except SeqlogError as error:
+        found = re.search(r"\bline (\d+)", error.message)
+        seqlog_verdict = (error.code.value, int(found.group(1)) if found else 0)
+        if isinstance(model, Violation) and model.code.value in ("JSON_NOT_LOSSLESS", "ENVELOPE_BAD_TIME"):
+            assert error.message == model.message
+    check = C.check_chunks(data[i : i + 4096] for i in range(0, len(data), 4096))
+    if isinstance(model, Violation):
+        assert check.verdict is not None and check.verdict.message == C.bounded(model.message), (model, check.verdict)
+    return model_verdict, seqlog_verdict, check
+
+
+@pytest.mark.parametrize("digits", [5000, 100_000])
+@pytest.mark.parametrize("place", ["data", "time", "header"])
+def test_a_huge_integer_gets_one_verdict_from_every_reader_under_any_digit_limit(
+    digit_limit: int, digits: int, place: str
+) -> None:
+    lines = _small_log()
+    huge = b"9" * digits
+    if place == "data":
+        lines = _user_line_with(b'"n":' + huge)
+        expected = ("JSON_NOT_LOSSLESS", 3)
+    elif place == "time":
+        lines[2] = re.sub(rb'"time":\d+', b'"time":' + huge, lines[2], count=1)
+        expected = ("ENVELOPE_BAD_TIME", 3)
+    else:
+        lines[0] = re.sub(rb'"createdAt":\d+', b'"createdAt":' + huge, lines[0], count=1)
+        expected = ("JSONL_HEADER_INVALID", 1)
+    model, seqlog, check = _three_verdicts(b"".join(line + b"\n" for line in lines))
+    assert model == seqlog == expected, (model, seqlog)
+    assert check.verdict is not None and (check.verdict.code, check.verdict.line) == expected
+    if place != "header":  # the header line names no value; the others say what JSON.parse read
+        assert "inf" in check.verdict.message or "not a finite number" in check.verdict.message, check.verdict
+
+
+def test_ten_megabytes_of_digits_are_judged_in_linear_time(digit_limit: int) -> None:
+    data = b"".join(line + b"\n" for line in _user_line_with(b'"n":' + b"9" * 10_000_000))
+    start = time.monotonic()
+    model, seqlog, check = _three_verdicts(data)
+    assert model == seqlog == ("JSON_NOT_LOSSLESS", 3) and check.verdict is not None and check.verdict.line == 3
+    assert time.monotonic() - start < 5.0  # a quadratic int() of 10^7 digits takes minutes
+
+
+INVALID_UTF8: dict[str, tuple[Callable[[bytes], bytes], tuple[str, int] | None]] = {
+    # name: (how line 3 is damaged, the verdict every reader gives: (code, line) or None)
+    "in-a-string": (lambda line: line.replace(b"Request 0", b"Request \xff\xed\xa0\x80\xf0\x9f"), None),
+    "a-lone-continuation-byte-in-a-string": (lambda line: line.replace(b"Request 0", b"\x80"), None),
+    "before-the-row": (lambda line: b"\xff" + line, ("JSONL_MALFORMED_LINE", 3)),
+    "in-a-key": (lambda line: line.replace(b'"role"', b'"r\xffle"', 1), ("USER_MESSAGE_INVALID", 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INVALID_UTF8))
+def test_invalid_utf8_gets_one_verdict_from_every_reader_and_check_log_names_its_line(name: str) -> None:
+    damage, expected = INVALID_UTF8[name]
+    lines = _small_log()
+    lines[2] = damage(lines[2])
+    model, seqlog, check = _three_verdicts(b"".join(line + b"\n" for line in lines))
+    assert model == seqlog == expected, (model, seqlog)
+    assert (None if check.verdict is None else (check.verdict.code, check.verdict.line)) == expected
+    assert check.unreadable is None
+    note = "line 3: bytes that are not UTF-8 are read as U+FFFD, as the released reader decodes them"
+    assert check.notes.count(note) == 1, check.notes
+
+
+def test_invalid_utf8_in_the_header_line_or_the_torn_tail() -> None:
+    lines = _small_log()
+    lines[0] = lines[0].replace(b'"createdAt"', b'"created\xffAt"')
+    check = C.check_chunks([b"".join(line + b"\n" for line in lines)])
+    assert check.verdict is not None and (check.verdict.code, check.verdict.line) == ("JSONL_HEADER_INVALID", 1)
+    assert check.notes == ["line 1: bytes that are not UTF-8 are read as U+FFFD, as the released reader decodes them"]
+    torn = C.check_chunks([b"".join(line + b"\n" for line in _small_log()) + b'{"type":"\xff'])
+    assert torn.verdict is None and not any("UTF-8" in note for note in torn.notes), torn.notes  # dropped unread
+
+
+def test_a_character_split_across_chunks_is_not_invalid_utf8() -> None:
+    lines = _small_log()
+    lines[2] = lines[2].replace(b"Request 0", "Requête 0 ✓ 🙂".encode())
+    data = b"".join(line + b"\n" for line in lines)
+    check = C.check_chunks(data[i : i + 1] for i in range(len(data)))  # every multi-byte character split
+    assert check.verdict is None and check.notes == [], check.notes
+
+
+def test_lines_with_invalid_utf8_are_named_up_to_a_limit_then_counted() -> None:
+    rows = [_small_log()[0], *[b'{"t\xffpe":1}'] * (C.MAX_REPLACED_NOTES + 5)]
+    check = C.check_chunks([b"".join(row + b"\n" for row in rows)])
+    note = "bytes that are not UTF-8 are read as U+FFFD, as the released reader decodes them"
+    named = [f"line {number}: {note}" for number in range(2, 2 + C.MAX_REPLACED_NOTES)]
+    assert check.notes[: C.MAX_REPLACED_NOTES + 1] == [*named, "5 further line(s) with bytes that are not UTF-8"]
+
+
+def test_an_expected_failures_file_is_read_bounded_like_a_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--expect-fail`` reads a regular file only, judged before it is opened, and only up to its cap."""
+    fifo = _fifo(tmp_path)
+    outcome: list[BaseException] = []
+
+    def load(path: Path) -> None:
+        try:
+            expectations.load_expectations(path)
+        except Exception as error:  # the outcome is examined below
+            outcome.append(error)
+
+    for path in (fifo, Path("/dev/zero")):
+        outcome.clear()
+        worker = threading.Thread(target=load, args=(path,), daemon=True)
+        worker.start()
+        worker.join(timeout=HOSTILE_SECONDS)
+        if worker.is_alive():
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # release a reader blocked in open
+            pytest.fail(f"reading {path} as an expected-failures file did not end")
+        assert isinstance(outcome[0], expectations.ExpectationError) and "not a regular file" in str(outcome[0])
+    listed = tmp_path / "expected.json"
+    listed.write_text(json.dumps([{"group": "surface", "reason": "known"}]))
+    assert [entry.group for entry in expectations.load_expectations(listed)] == ["surface"]
+    monkeypatch.setattr(expectations, "MAX_EXPECTATIONS_BYTES", 10)
+    with pytest.raises(expectations.ExpectationError, match="longer than 10 bytes"):
+        expectations.load_expectations(listed)

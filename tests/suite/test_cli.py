@@ -15,6 +15,7 @@ from sessionlog_spec.model.load import save_session
 from sessionlog_spec.model.session import EMPTY_SESSION
 from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER, ModelDriver
 from sessionlog_spec.suite.agent.builder import realistic_session
+from sessionlog_spec.suite.commands import NO_PORT
 
 QUICK = ("--profile", "dev", "--max-examples", "3", "--steps", "15", "--quiet")
 
@@ -107,6 +108,13 @@ def test_replay_prints_a_diff_and_exits_1_while_the_port_still_fails(tmp_path: P
     assert replayed.returncode == 1
     assert '+    "replacements": []' in replayed.stdout, replayed.stdout
     assert run_cli("replay", case, "--port", "model").returncode == 0
+
+
+@pytest.mark.parametrize("command", [("check", *QUICK), ("replay", "reports/cases/any.json")], ids=["check", "replay"])
+def test_naming_no_port_is_a_usage_error(command: tuple[str, ...]) -> None:
+    done = run_cli(*command)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [NO_PORT]
 
 
 def test_the_sessionlog_check_script_runs_check(tmp_path: Path) -> None:

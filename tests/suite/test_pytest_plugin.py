@@ -45,4 +45,18 @@ def test_the_plugin_fails_the_broken_group_with_its_counterexample(tmp_path: Pat
     assert done.returncode == 1, done.stdout
     assert "1 failed, 1 passed, 6 deselected" in done.stdout
     assert "sessionlog[surface]" in done.stdout and "counterexample:" in done.stdout
+    assert f"--driver '{broken_driver('surface_drops_replacements')}'" in done.stdout, "the replay command is the real one"
     assert list(cases.glob("surface-*.json"))
+
+
+def test_a_port_that_cannot_start_fails_every_group_with_its_reason_and_no_traceback(tmp_path: Path) -> None:
+    driver = tmp_path / "dies.py"
+    driver.write_text("import sys\nsys.stderr.write('the driver cannot find its config\\n')\nsys.exit(1)\n", encoding="utf-8")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = _pytest(empty, "--sessionlog-driver", f"{sys.executable} {driver}", "--sessionlog-profile", "dev")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "8 failed" in done.stdout
+    assert done.stdout.count("cannot start the port") >= 8
+    assert "the driver cannot find its config" in done.stdout
+    assert "Traceback" not in done.stdout and "site-packages" not in done.stdout and "_pytest" not in done.stdout

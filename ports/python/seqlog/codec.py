@@ -119,14 +119,21 @@ def _reject_constant(name: str) -> object:
     raise LineError(f"non-JSON constant {name}")
 
 
+_DIGITS_AS_FLOAT = 400
+"""An integer literal longer than this is beyond every double, so ``JSON.parse`` reads it as
+±infinity; it is read as a float here too, in time linear in its length, and the verdict never
+depends on the interpreter's integer-string limit (whose smallest setting, 640, is longer)."""
+
+
 def _js_int(text: str) -> object:
-    """An integer literal as exactly as JSON.parse keeps it apart: ``-0`` is negative zero."""
+    """An integer literal as exactly as JSON.parse keeps it apart: ``-0`` is negative zero; one
+    too long for any double is ±infinity (shorter ones stay exact, and outside ±(2^53 − 1) they
+    are refused all the same)."""
     if text == "-0":
         return -0.0
-    try:
-        return int(text)
-    except ValueError:  # more digits than the interpreter converts: far outside any safe range
+    if len(text) > _DIGITS_AS_FLOAT:
         return float(text)
+    return int(text)
 
 
 def _parse_text(text: str) -> object:
@@ -310,7 +317,7 @@ def _scan(data: bytes | str) -> _Scanned:
     return _Scanned(header, events, numbers, torn or issue is not None, issue_line, committed)
 
 
-def _read(data: bytes | str, clock: Clock | None) -> ReadLog:
+def _read(data: bytes | str, clock: Clock | None, upgraded: bool = False) -> ReadLog:
     scanned = _scan(data)
     header = freeze(scanned.header)
     assert isinstance(header, FrozenObject)
@@ -318,18 +325,23 @@ def _read(data: bytes | str, clock: Clock | None) -> ReadLog:
     if version == FORMAT_VERSION:
         # Markers of this generation are checked against the session the header line names.
         session = Session(header=header, clock=clock, identity=LogIdentity.of_header(header))
+        # A generation the v0 edge wrote keeps what the edge admitted (the interrupted-turn restart).
+        session._legacy_restart = upgraded
         for raw, number in zip(scanned.events, scanned.lines, strict=True):
             try:
                 session.commit(session.validate(raw))
             except SeqlogError as error:
                 raise error.at(f"line {number}") from None
+        session._legacy_restart = False
+        if upgraded:
+            session._legacy_length = len(session._events)
         try:
             session.check_complete()
         except SeqlogError as error:
             raise error.at(f"line {scanned.lines[-1]}") from None
     else:
-        upgraded, session = upgrade_with_session(StoredLog(header, tuple(scanned.events)))
-        header = FrozenObject(upgraded.header)
+        converted, session = upgrade_with_session(StoredLog(header, tuple(scanned.events)))
+        header = FrozenObject(converted.header)
         session.adopt_identity(LogIdentity.of_header(header))
         if clock is not None:
             session._clock = clock
@@ -353,9 +365,13 @@ def _load(read: ReadLog) -> LoadedLog:
     )
 
 
-def load_bytes(data: bytes, *, clock: Clock | None = None) -> LoadedLog:
-    """Read a stored log from its bytes, through the v0 edge when needed, and close an open turn."""
-    return _load(_read(data, clock))
+def load_bytes(data: bytes, *, clock: Clock | None = None, upgraded: bool = False) -> LoadedLog:
+    """Read a stored log from its bytes, through the v0 edge when needed, and close an open turn.
+
+    ``upgraded`` says the v1 bytes are a generation the v0 edge wrote (a store's upgraded file): the
+    replay then admits what the edge admitted, and appends after it still never do.
+    """
+    return _load(_read(data, clock, upgraded))
 
 
 def load_text(text: str, *, clock: Clock | None = None) -> LoadedLog:

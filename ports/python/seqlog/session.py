@@ -55,14 +55,19 @@ def wall_clock_ms() -> int:
 
 
 class EventSink(Protocol):
-    """Where committed events go next (a store): it may refuse in ``prepare``, never in ``accept``."""
+    """Where committed events go next (a store).
+
+    It refuses in ``prepare``, before the session changes.  ``accept`` raises only when the event
+    could not be kept (a store whose write failed), and only after :meth:`Session.rewind` has taken
+    back every event it lost, so that the session never holds an event its sink does not.
+    """
 
     def prepare(self, event: Event) -> bytes:
         """Encode ``event`` for writing, or raise :class:`SeqlogError` to refuse the append."""
         ...
 
     def accept(self, event: Event, encoded: bytes) -> None:
-        """Take an event the session has committed."""
+        """Take an event the session has committed (rewinding the session before any raise)."""
         ...
 
 
@@ -167,6 +172,8 @@ class Session:
         self._relations = Relations(identity)
         self._legacy_restart = False
         """Set only while :meth:`restore` replays a converted v0 log (see :func:`abandon_for_restart`)."""
+        self._legacy_length = 0
+        """How many leading events were replayed with ``_legacy_restart`` (:meth:`rewind` replays them so again)."""
         self._sink: EventSink | None = None
         self._view = EventsView(self._events)
         self.header_line: FrozenObject = FrozenObject(header) if header is not None else EMPTY_OBJECT
@@ -239,6 +246,8 @@ class Session:
             except SeqlogError as error:
                 raise error.at(f"{where} {index + first}") from None
         session._legacy_restart = False
+        if legacy_restart:
+            session._legacy_length = len(session._events)
         if complete:
             session._check_complete(f"{where} {index + first}")
         return session
@@ -343,6 +352,34 @@ class Session:
         metadata = {"surface_op": surface_op, "source_event_seqs": source_event_seqs, "ignorable": ignorable}
         raw = _raw_event(type, len(self._events), stamp, data, metadata)
         return self.commit(self.validate(raw))
+
+    def rewind(self, length: int) -> None:
+        """Drop the events from seq ``length`` on, and everything derived from them, as if never appended.
+
+        The kept events are replayed into fresh derived state (O(``length``)) under the rules that
+        first accepted them, and the session takes that state only once the replay is complete.
+        :attr:`events` stays the same live view and the sink stays attached; :attr:`surface` is a
+        new manager.  A store calls this when events it had buffered could not be made durable.
+        """
+        events = self._events
+        if not 0 <= length <= len(events):
+            raise ValueError(f"cannot rewind a log of {len(events)} events to {length}")
+        if length == len(events):
+            return
+        # Delivery markers were judged when first appended; the identity is only carried over.
+        fresh = Session(header=self.header_line, clock=self._clock)
+        fresh._relations.identity = self._relations.identity
+        legacy = min(self._legacy_length, length)
+        for event in events[:length]:
+            fresh._legacy_restart = event.seq < legacy
+            fresh.commit(fresh.validate(event))
+        self._events = fresh._events
+        self._view._events = fresh._events
+        self._surface = fresh._surface
+        self._counts, self._negative = fresh._counts, fresh._negative
+        self._brackets, self._header = fresh._brackets, fresh._header
+        self._tail, self._relations = fresh._tail, fresh._relations
+        self._legacy_length = legacy
 
     def attach(self, sink: EventSink | None) -> None:
         """Send every later commit to ``sink`` (``None`` detaches)."""

@@ -18,13 +18,15 @@ from hypothesis import event, target
 from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import RuleBasedStateMachine
 
+from sessionlog_spec.model.payloads import payload_reaches_opaque
 from sessionlog_spec.protocol.messages import Ok, Port, PortFault, Refused, Reply
 from sessionlog_spec.suite.agreement import Mismatch, compare
 from sessionlog_spec.suite.coverage import GroupCoverage
+from sessionlog_spec.suite.determinism import AnswerMemory, RequestChain
 from sessionlog_spec.suite.exchange import Exchange
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
-from sessionlog_spec.suite.rule_table import step_invariants
+from sessionlog_spec.suite.rule_table import GROUP_OBSERVES, step_invariants
 
 
 @dataclass
@@ -39,6 +41,8 @@ class MachineContext:
     on_example: Callable[[], None] | None = None
     needs_restart: bool = False
     """Set after a port fault: the next example restarts the driver before using it."""
+    answers: AnswerMemory = field(default_factory=AnswerMemory)
+    """The port's answers so far, to tell a nondeterministic port from a failing one."""
 
     def supports(self, group: str) -> bool:
         """Whether the port declared ``group`` in ``hello``."""
@@ -78,6 +82,16 @@ class Disagreement(AssertionError):
 
 
 Exercised = Callable[[Any], Iterable[str]]
+
+
+def _keeps_opaque_parts(args: dict[str, Any]) -> bool:
+    """Whether an accepted ``append``/``seed`` carried a value the log keeps without inspecting it
+    (INV-PAY-3): a port that looks inside one refuses what the model accepts, or stores it changed."""
+    events = args.get("events") or ([args["event"]] if "event" in args else [])
+    return any(
+        isinstance(e, dict) and isinstance(e.get("type"), str) and payload_reaches_opaque(e["type"], e.get("data"))
+        for e in events
+    )
 """What an accepted result shows was exercised (for example, closers mean an open turn was repaired)."""
 _KINDS: dict[str, type[Disagreement]] = {}
 
@@ -123,6 +137,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         self.oracle = Oracle()
         self.oracle_port = InProcessPort(self.oracle)
         self.transcript: list[Exchange] = []
+        self.requests = RequestChain()
         self.failed = False
         self._rule: str | None = None
         self._step_ops: list[str] = []
@@ -159,8 +174,11 @@ class ConformanceMachine(RuleBasedStateMachine):
         self._step_ops.append(op)
         if isinstance(expected, Refused):
             self._step_codes.append(expected.code)
-        elif exercised is not None:
-            self.tag(*exercised(expected.result))
+        else:
+            if exercised is not None:
+                self.tag(*exercised(expected.result))
+            if op in ("append", "seed") and "PAY" in GROUP_OBSERVES[self.group] and _keeps_opaque_parts(args):
+                self.tag("INV-PAY-3")
         try:
             actual = self.ctx.port.call(op, **args)
         except PortFault as fault:
@@ -169,6 +187,7 @@ class ConformanceMachine(RuleBasedStateMachine):
             raise self._disagreement(Mismatch("port-fault", str(fault))) from None
         self.ctx.coverage.requests += 1
         self.transcript.append(Exchange(op, args, expected, actual))
+        self.ctx.answers.observe(self.requests, op, args, actual)
         mismatch = compare(op, expected, actual, self.ctx.strict_codes, header_observed=self.ctx.supports("header"))
         if mismatch is not None:
             raise self._disagreement(mismatch)

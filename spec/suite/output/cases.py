@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from sessionlog_spec.protocol import jsonlines
-from sessionlog_spec.protocol.messages import Hello
+from sessionlog_spec.protocol.messages import PROTOCOL, Hello
+from sessionlog_spec.protocol.schema import InvalidRequest, validate_request
+from sessionlog_spec.suite.agreement import short
 from sessionlog_spec.suite.exchange import answer_json
 from sessionlog_spec.suite.machines.base import Disagreement
 
 CASE_FORMAT = "sessionlog-case/1"
+MAX_CASE_BYTES = 64 << 20
+"""The largest counterexample file ``replay`` reads (a shrunk case is far smaller; a port's reply may be 64 MiB)."""
 
 
 def case_json(
@@ -71,12 +77,88 @@ def _plain(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-def read_case(path: Path) -> dict[str, Any]:
-    """A counterexample document read back exactly (large integers and ``-0.0`` included)."""
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+class CaseFileError(ValueError):
+    """A file ``replay`` cannot use, with the reason in one line."""
+
+
+def read_case(path: Path, limit: int = MAX_CASE_BYTES) -> dict[str, Any]:
+    """A counterexample document read back exactly (large integers and ``-0.0`` included).
+
+    Raises :class:`CaseFileError` for anything that is not a readable ``sessionlog-case/1`` file:
+    a missing path, a directory or device, a file over ``limit`` bytes, text that is not JSON, or a
+    document whose exchanges are not requests the protocol accepts.
+    """
+    data = _bounded_read(path, limit)
+    try:
+        document = jsonlines.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise CaseFileError(f"not JSON ({_first_line(error)})") from None
+    if not isinstance(document, dict):
+        raise CaseFileError(f"not a {CASE_FORMAT} file: the document is a JSON {_kind(document)}, not an object")
     if document.get("format") != CASE_FORMAT:
-        raise ValueError(f"{path} is not a {CASE_FORMAT} file")
+        found = "no format" if "format" not in document else f"format {short(document['format'])}"
+        raise CaseFileError(f"not a {CASE_FORMAT} file ({found})")
+    for key in ("case", "message"):
+        if not isinstance(document.get(key), str):
+            raise CaseFileError(f"{key!r} is missing or not a string")
+    exchanges = document.get("exchanges")
+    if not isinstance(exchanges, list) or not exchanges:
+        raise CaseFileError("'exchanges' is missing, empty or not a list: there is nothing to replay")
+    for index, exchange in enumerate(exchanges):
+        problem = _exchange_problem(exchange)
+        if problem is not None:
+            raise CaseFileError(f"exchange {index + 1} of {len(exchanges)}: {problem}")
     return document
+
+
+def _bounded_read(path: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of a regular file; anything else is a :class:`CaseFileError`.
+
+    The open does not block (a FIFO swapped in after the check would), and the file is checked again once open.
+    """
+    try:
+        if stat.S_ISDIR(os.stat(path).st_mode):
+            raise CaseFileError("it is a directory; give one of the .json files in it")
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(descriptor, "rb") as file:
+            status = os.fstat(descriptor)
+            if not stat.S_ISREG(status.st_mode):
+                raise CaseFileError("not a regular file")
+            if status.st_size > limit:
+                size = f"{status.st_size:,} bytes"
+                raise CaseFileError(f"the file is {size}, over the {limit:,} byte limit of a counterexample file")
+            data = file.read(limit + 1)
+    except OSError as error:
+        raise CaseFileError(error.strerror or str(error)) from None
+    if len(data) > limit:
+        raise CaseFileError(f"the file is over the {limit:,} byte limit of a counterexample file")
+    return data
+
+
+def _exchange_problem(exchange: Any) -> str | None:
+    """Why one stored exchange cannot be sent again, or ``None``."""
+    if not isinstance(exchange, dict):
+        return f"a JSON {_kind(exchange)}, not an object"
+    op, args = exchange.get("op"), exchange.get("args", {})
+    if not isinstance(op, str):
+        return "'op' is missing or not a string"
+    if not isinstance(args, dict):
+        return f"'args' of {op} is a JSON {_kind(args)}, not an object"
+    if "id" in args or "op" in args:
+        return f"'args' of {op} may not hold 'id' or 'op'"
+    try:
+        validate_request({"id": 1, "op": op, **args})
+    except InvalidRequest as error:
+        return f"not a {PROTOCOL} request: {error}"
+    return None
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0]
 
 
 def transcript_of(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from types import TracebackType
 
 from rich.console import Console
@@ -11,8 +13,12 @@ from rich.table import Table
 
 from sessionlog_spec.suite.coverage import GroupCoverage, merged
 from sessionlog_spec.suite.expectations import Judgement
+from sessionlog_spec.suite.output.replay import replay_command
 from sessionlog_spec.suite.run import FAILED, PASSED, UNSUPPORTED, VOID, RunResult
 from sessionlog_spec.suite.verdict import Verdict
+
+HEARTBEAT_SECONDS = 60.0
+"""How often ``--quiet`` says the run is alive."""
 
 STYLES = {PASSED: "green", FAILED: "red", UNSUPPORTED: "dim", VOID: "yellow", "expected": "magenta"}
 
@@ -50,6 +56,53 @@ class RunProgress:
         """One more example of the current group (shrinking may run past the profile's count)."""
         if self.task is not None:
             self.progress.update(self.task, completed=min(coverage.examples, self.examples), steps=coverage.steps)
+
+
+class Heartbeat:
+    """What ``--quiet`` prints instead of progress bars: one line per group, then one a minute.
+
+    CI systems stop jobs that print nothing for a while; a long run stays quiet but alive.  The line
+    comes from a timer thread, so a group that spends minutes in one example (shrinking) still shows.
+    """
+
+    def __init__(self, console: Console, interval: float = HEARTBEAT_SECONDS) -> None:
+        self.console = console
+        self.interval = interval
+        self.started = time.monotonic()
+        self.group = ""
+        self.examples = self.steps = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._beat, name="sessionlog-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def group_started(self, group: str) -> None:
+        """Say which group runs now."""
+        with self._lock:
+            self.group, self.examples, self.steps = group, 0, 0
+        self.console.print(f"[{self._elapsed()}] {group}: started", markup=False, highlight=False)
+
+    def example(self, coverage: GroupCoverage) -> None:
+        """Count one more example of the current group."""
+        with self._lock:
+            self.examples, self.steps = coverage.examples, coverage.steps
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                line = f"[{self._elapsed()}] {self.group or 'starting'}: {self.examples} examples, {self.steps} steps"
+            self.console.print(line, markup=False, highlight=False)
+
+    def _elapsed(self) -> str:
+        seconds = int(time.monotonic() - self.started)
+        return f"{seconds // 60:d}:{seconds % 60:02d}"
 
 
 def matrix(run: RunResult, judgement: Judgement) -> Table:
@@ -90,8 +143,11 @@ def matrix(run: RunResult, judgement: Judgement) -> Table:
     return table
 
 
-def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdict) -> None:
-    """Print the matrix, the failures and the verdict."""
+def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdict, port_options: str) -> None:
+    """Print the matrix, the failures (each with the replay command to paste) and the verdict.
+
+    ``port_options`` are the options that name the checked port again (:func:`port_arguments`).
+    """
     console.print(matrix(run, judgement))
     for r in run.groups:
         for failure in r.failures:
@@ -100,14 +156,14 @@ def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdic
             console.print(heading + (f" [magenta](expected: {escape(entry.reason)})[/]" if entry else ""))
             invariants = ", ".join(failure.disagreement.invariants) or "-"
             console.print(f"  invariants: {invariants}; case file: {failure.case_file}", markup=False)
-            console.print(f"  replay: python -m sessionlog_spec replay {failure.case_file} --driver '…'", markup=False)
+            console.print(f"  replay: {replay_command(failure.case_file, port_options)}", markup=False, soft_wrap=True)
     never = [*verdict.never_invariants, *verdict.never_codes]
     complete = not run.options.only and all(r.status in (PASSED, FAILED) for r in run.groups)
     if never and complete:
         note = "" if verdict.coverage_judged else " (not judged by this profile)"
-        console.print(f"never exercised{note}: {', '.join(never)}", markup=False)
+        console.print(f"never exercised{note}: {', '.join(never)}", markup=False, soft_wrap=True)
     elif never:
-        console.print(f"{len(never)} invariants and codes not exercised by the groups that ran")
+        console.print(f"not exercised by the groups that ran: {', '.join(never)}", markup=False, soft_wrap=True)
     if verdict.passed:
         console.print("[bold green]PASSED[/]")
     else:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import difflib
 import json
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sessionlog_spec.protocol.messages import Port, PortFault
@@ -18,9 +21,14 @@ from sessionlog_spec.suite.exchange import Answer, answer_json
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.output.cases import transcript_of
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
+from sessionlog_spec.suite.ports.subprocess import DEFAULT_TIMEOUT
 
 QUOTE_LIMIT = 2000
-"""Longest request quoted in a replay report; whole logs can be long."""
+"""Longest request quoted by ``replay --short`` (by default every request is shown whole)."""
+PROGRAM = "python -m sessionlog_spec"
+"""How the commands this suite prints start."""
+IN_PROCESS_PORTS = ("python", "model")
+"""``--port`` names that are not driver command lines."""
 
 
 @dataclass(frozen=True)
@@ -59,14 +67,47 @@ def replay(document: dict[str, Any], port: Port, strict_codes: bool | None = Non
     return Replayed(len(requests))
 
 
-def render(outcome: Replayed) -> str:
-    """A readable report of a replay: the failing request and a unified diff of the two answers."""
+def port_arguments(driver: str | None, port: str | None, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """The options that name the same port again, quoted so that they can be pasted into a shell.
+
+    ``--port python`` and ``--port model`` stay as they are; any driver command line (given to
+    ``--driver`` or ``--port``) becomes ``--driver 'CMD'``; a timeout other than the default is kept.
+    """
+    target = driver if driver is not None else port
+    if target is None:
+        raise ValueError("no port: give a driver command or a --port name")
+    words = ["--port", target] if driver is None and target in IN_PROCESS_PORTS else ["--driver", target]
+    if timeout != DEFAULT_TIMEOUT:
+        words += ["--timeout", f"{timeout:g}"]
+    return shlex.join(words)
+
+
+def replay_command(case_file: Path, arguments: str) -> str:
+    """The command that replays ``case_file`` against the port ``arguments`` name (see :func:`port_arguments`)."""
+    return f"{PROGRAM} replay {shlex.quote(str(case_file))} {arguments}"
+
+
+def request_json(op: str, args: dict[str, Any] | None) -> str:
+    """One request as a JSON line (without its ``id``), whole and exactly as it was sent."""
+    return json_line({"op": op, **(args or {})}, sort_keys=False)
+
+
+def json_line(value: Any, sort_keys: bool = True) -> str:
+    """One JSON value on one line, whole (large integers exact)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=_plain)
+
+
+def render(outcome: Replayed, short: bool = False) -> str:
+    """A readable report of a replay: the failing request and a unified diff of the two answers.
+
+    The request is shown whole, so that it can be copied out; ``short`` cuts it at :data:`QUOTE_LIMIT` characters.
+    """
     if not outcome.failed:
         return f"replayed {outcome.requests} request(s): the port agrees with the model"
     assert outcome.mismatch is not None and outcome.expected is not None and outcome.actual is not None
-    request = json.dumps({"op": outcome.op, **(outcome.args or {})}, ensure_ascii=False, default=str)
-    if len(request) > QUOTE_LIMIT:
-        request = request[:QUOTE_LIMIT] + " …"
+    request = request_json(outcome.op, outcome.args)
+    if short and len(request) > QUOTE_LIMIT:
+        request = request[:QUOTE_LIMIT] + f" … ({len(request) - QUOTE_LIMIT} more characters; replay without --short)"
     expected = _pretty(answer_json(outcome.expected))
     actual = _pretty(answer_json(outcome.actual))
     diff = difflib.unified_diff(expected, actual, fromfile="model", tofile="port", lineterm="")
@@ -78,12 +119,23 @@ def render(outcome: Replayed) -> str:
         "",
         *diff,
     ]
-    if "fault" in answer_json(outcome.actual):
-        tail = answer_json(outcome.actual)["fault"].get("stderr_tail", "")
-        if tail:
-            lines += ["", "driver stderr (tail):", tail]
+    tail = unquoted_stderr(outcome.actual) if isinstance(outcome.actual, PortFault) else ""
+    if tail:
+        lines += ["", "driver stderr (tail):", tail]
     return "\n".join(lines)
 
 
+def unquoted_stderr(fault: PortFault) -> str:
+    """The driver's stderr tail when the fault's own message does not quote it already, else ``""``."""
+    tail = fault.stderr_tail.rstrip("\n")
+    last = tail.rsplit("\n", 1)[-1].strip()
+    return "" if not last or last in str(fault) else tail
+
+
 def _pretty(value: Any) -> list[str]:
-    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str).splitlines()
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=_plain).splitlines()
+
+
+def _plain(value: object) -> object:
+    """Read-only mappings (the model's frozen objects) as plain objects; anything else as text."""
+    return dict(value) if isinstance(value, Mapping) else str(value)

@@ -3,12 +3,19 @@
 A bad driver calls :func:`serve` with what to do instead of replying to its trigger op (``state``
 unless the first command-line argument names another).  Only the standard library is used, so the
 scripts run under any Python.
+
+When the environment names a file in ``BAD_DRIVER_PIDS``, every driver process and every process it
+starts through :func:`spawn` appends ``<pid> <start time>`` to it, so a test can check that none of
+them outlives the port (the start time, from ``/proc`` on Linux and 0 elsewhere, tells a reused pid
+apart).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +45,56 @@ def reply(request_id: Any, result: Any) -> None:
     write(json.dumps({"id": request_id, "ok": True, "result": result}).encode() + b"\n")
 
 
+def start_time(pid: int) -> int:
+    """A process's start time in clock ticks after boot (Linux), 0 where ``/proc`` cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+        return int(data[data.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def record_pid() -> None:
+    """Append this process's pid and start time to the ``BAD_DRIVER_PIDS`` file, when there is one."""
+    path = os.environ.get("BAD_DRIVER_PIDS")
+    if path:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{os.getpid()} {start_time(os.getpid())}\n".encode())
+        finally:
+            os.close(fd)
+
+
+def spawn(escape: bool) -> None:
+    """Start a process that keeps stdin, stdout and stderr open and sleeps; return once it has recorded its pid.
+
+    With ``escape`` it leaves the driver's tree as far as it can: a double fork, so its parent is gone,
+    and a session of its own, so a kill of the driver's process group misses it.
+    """
+    ready, told = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(ready)
+        if escape:
+            os.setsid()
+            if os.fork() != 0:
+                os._exit(0)
+        record_pid()
+        os.write(told, b"x")
+        os.close(told)
+        time.sleep(3600)
+        os._exit(0)
+    os.close(told)
+    os.read(ready, 1)
+    os.close(ready)
+    if escape:
+        os.waitpid(child, 0)
+
+
 def serve(misbehave: Misbehave, hello: dict[str, Any] | None = None) -> None:
     """Answer requests until ``bye``, calling ``misbehave`` instead of replying to the trigger op."""
+    record_pid()
     trigger = sys.argv[1] if len(sys.argv) > 1 else "state"
     for line in sys.stdin.buffer:
         request = json.loads(line)
