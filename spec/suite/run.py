@@ -22,6 +22,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from sessionlog_spec.protocol.messages import GROUPS, Hello, Port
 from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.machines import MACHINES, REQUIRES, Disagreement, MachineContext
+from sessionlog_spec.suite.minimise import minimise
 from sessionlog_spec.suite.output.cases import write_case
 from sessionlog_spec.suite.profiles import Profile, hypothesis_settings, shrink_budget
 
@@ -154,7 +155,7 @@ def run_group(
         with shrink_budget(options.profile.shrink_seconds):
             run_state_machine_as_test(machine_factory(group, context, options.seed), settings=settings)  # type: ignore[arg-type]
     except Disagreement as failure:
-        _failed(result, [failure], hello, options)
+        _failed(result, [failure], hello, options, port=port)
     except FlakyFailure as flaky:
         replayed_differently = True
         if not _failed(result, _disagreements(flaky), hello, options, flaky=True):
@@ -164,7 +165,7 @@ def run_group(
         if others:
             result.status, result.detail = ERROR, _describe(others[0])
         else:
-            _failed(result, _disagreements(several), hello, options)
+            _failed(result, _disagreements(several), hello, options, port=port)
     except (Unsatisfiable, InvalidDefinition) as error:
         if isinstance(error, InvalidDefinition) and "No progress can be made" not in str(error):
             result.status, result.detail = ERROR, _describe(error)
@@ -209,8 +210,21 @@ def _disagreements(group: BaseExceptionGroup[Any]) -> list[Disagreement]:
     return found
 
 
-def _failed(result: GroupResult, found: list[Disagreement], hello: Hello, options: RunOptions, flaky: bool = False) -> bool:
-    """Record the disagreements as failures with their counterexample files; false when there are none."""
+def _failed(
+    result: GroupResult,
+    found: list[Disagreement],
+    hello: Hello,
+    options: RunOptions,
+    *,
+    flaky: bool = False,
+    port: Port | None = None,
+) -> bool:
+    """Record the disagreements as failures with their counterexample files; false when there are none.
+
+    With ``port``, each transcript first goes through :func:`minimise` (a flaky one cannot be replayed).
+    """
+    if port is not None:
+        found = [_minimised(d, port, hello, options) for d in found]
     for disagreement in found:
         steps = [str(note) for note in getattr(disagreement, "__notes__", [])]
         path = write_case(
@@ -224,6 +238,33 @@ def _failed(result: GroupResult, found: list[Disagreement], hello: Hello, option
     if flaky:
         result.detail = f"flaky (the port did not fail the same way when the example was replayed): {result.detail}"
     return True
+
+
+def _minimised(disagreement: Disagreement, port: Port, hello: Hello, options: RunOptions) -> Disagreement:
+    """``disagreement`` with its transcript cut to what the failure needs (the same kind, on the same op)."""
+    transcript, mismatch = minimise(
+        disagreement.transcript,
+        disagreement.mismatch,
+        port,
+        strict_codes=options.strict_codes,
+        header_observed="header" in hello.capabilities,
+        seconds=options.profile.shrink_seconds / 2,
+    )
+    if transcript is disagreement.transcript:
+        return disagreement
+    shorter = type(disagreement)(
+        disagreement.group,
+        mismatch,
+        transcript,
+        rule=disagreement.rule,
+        invariants=disagreement.invariants,
+        codes=disagreement.codes,
+    )
+    shorter.__notes__ = [
+        *getattr(disagreement, "__notes__", []),
+        f"(the replayed transcript was cut from {len(disagreement.transcript)} to {len(transcript)} requests)",
+    ]
+    return shorter
 
 
 def _describe(error: BaseException) -> str:
