@@ -111,7 +111,7 @@ def check_command(config: RunConfig, name: str, groups: Sequence[str], report: P
     """The ``python -m sessionlog_spec check`` argv for one driver (``run_id`` keeps repeated runs apart)."""
     database, cases = run_dirs(config, name, run_id)
     argv = [
-        config.python, "-m", "spec", "check",
+        config.python, "-m", "sessionlog_spec", "check",
         "--driver", driver_command(config, name),
         "--profile", config.profile,
         "--quiet",
