@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.abc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
@@ -48,3 +48,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords and item.path.is_relative_to(PORT_TESTS):
             item.add_marker(skip)
+
+
+@pytest.fixture(params=[0, 4300, 640], ids=lambda limit: f"digit-limit-{limit}")
+def digit_limit(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The interpreter's limit on integer digits, set for one test (0: none; 4300: the default; 640: the smallest)."""
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(request.param)
+    yield request.param
+    sys.set_int_max_str_digits(saved)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -265,15 +263,6 @@ def test_inv_jsonl_4_a_huge_integer_is_judged_the_same_whatever_its_length() -> 
         stored = text(ev("session/title", 0, {**title_data("t"), "n": int("9" * 30) if digits == 30 else 0}))
         stored = stored.replace('"n":' + ("9" * 30 if digits == 30 else "0"), '"n":' + "9" * digits)
         assert code_of(load_session(stored)) is Code.JSON_NOT_LOSSLESS
-
-
-@pytest.fixture(params=[0, 4300, 640], ids=lambda limit: f"digit-limit-{limit}")
-def digit_limit(request: pytest.FixtureRequest) -> Iterator[int]:
-    """The interpreter's limit on integer digits (0: none; 4300: the default; 640: the smallest)."""
-    saved = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(request.param)
-    yield request.param
-    sys.set_int_max_str_digits(saved)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ import json
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 from seqlog_fixtures import HEADER_LINE, user
@@ -72,15 +71,6 @@ def test_lines_read_exactly() -> None:
     assert parse_line('{"s":"\\ud800"}') == {"s": "\ud800"}
     assert parse_line(b' {"a":[1,2]} ') == {"a": [1, 2]}
     assert parse_line(b'{"n":' + b"9" * 5000 + b"}") == {"n": math.inf}  # what JSON.parse reads
-
-
-@pytest.fixture(params=[0, 4300, 640], ids=lambda limit: f"digit-limit-{limit}")
-def digit_limit(request: pytest.FixtureRequest) -> Iterator[int]:
-    """The interpreter's limit on integer digits (0: none; 4300: the default; 640: the smallest)."""
-    saved = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(request.param)
-    yield request.param
-    sys.set_int_max_str_digits(saved)
 
 
 @pytest.mark.parametrize(

@@ -766,15 +766,6 @@ def test_a_directory_that_cannot_be_walked_is_named_not_reported_empty(tmp_path:
 # -- the model, seqlog and check-log give bad bytes and huge numbers the same verdict --------------------------------
 
 
-@pytest.fixture(params=[0, 4300, 640], ids=lambda limit: f"digit-limit-{limit}")
-def digit_limit(request: pytest.FixtureRequest) -> Iterator[int]:
-    """The interpreter's limit on integer digits (0: none; 4300: the default; 640: the smallest)."""
-    saved = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(request.param)
-    yield request.param
-    sys.set_int_max_str_digits(saved)
-
-
 def _three_verdicts(data: bytes) -> tuple[tuple[str, int] | None, tuple[str, int] | None, C.LogCheck]:
     """(code, line) of the model's and seqlog's refusal (``None``: accepted), and check-log's whole answer;
     the model's and seqlog's messages must say the same where both name a stored value."""
