@@ -2,7 +2,7 @@
 
 Every rejection in the model is a :class:`Violation` whose ``code`` is a member of the closed
 :class:`Code` enumeration.  The codes are part of the public contract: a port that rejects the same
-candidate must report the same code (the suite's ``--strict-codes`` mode checks this), so a code is
+candidate must report the same code (the suite checks this unless run with ``--any-code``), so a code is
 never renamed or reused for another rule.
 """
 

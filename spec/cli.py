@@ -37,7 +37,18 @@ def _port_options(parser: argparse.ArgumentParser) -> None:
         "--port", type=command_line, metavar="PORT", help="'python' or 'model' (in-process), or a driver command line"
     )
     parser.add_argument("--timeout", type=positive_seconds, default=5.0, help="seconds per request to a driver (default 5)")
-    parser.add_argument("--strict-codes", action="store_true", help="require the model's violation code on every refusal")
+    codes = parser.add_mutually_exclusive_group()
+    codes.add_argument(
+        "--any-code",
+        dest="strict_codes",
+        action="store_false",
+        default=None,
+        help="count a refusal with any code as agreeing (for a port that cannot map its errors to the model's codes; "
+        "the report says so). By default a refusal must carry the model's code",
+    )
+    # The default since codes are compared unless --any-code; still accepted so older command lines run.
+    codes.add_argument("--strict-codes", dest="strict_codes", action="store_true", help=argparse.SUPPRESS)
+    parser.set_defaults(strict_codes=None)
 
 
 def _groups(text: str) -> list[str]:

@@ -132,7 +132,7 @@ def check(args: argparse.Namespace) -> int:
         profile = dataclasses.replace(profile, shrink_seconds=args.shrink_seconds)
     options = RunOptions(
         profile=profile,
-        strict_codes=args.strict_codes,
+        strict_codes=args.strict_codes is not False,
         only=tuple(g for groups in args.only or [] for g in groups),
         seed=args.seed,
         database=None if args.seed is not None else database_for(args.database),
@@ -208,7 +208,7 @@ def replay_case(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     try:
         with opened(args.driver, args.port, args.timeout) as port:
-            outcome = replay(document, port, strict_codes=True if args.strict_codes else None)
+            outcome = replay(document, port, strict_codes=args.strict_codes)
     except PortError as error:
         start_failed(error, sys.stderr)
         return FAILED

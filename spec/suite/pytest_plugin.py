@@ -36,7 +36,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sessionlog-driver", metavar="CMD", help="check this driver program against the model")
     group.addoption("--sessionlog-port", metavar="PORT", help="check 'model' or 'python' in-process instead")
     group.addoption("--sessionlog-profile", choices=PROFILE_NAMES, default="ci", help="search profile (default ci)")
-    group.addoption("--sessionlog-strict-codes", action="store_true", help="require the model's violation codes")
+    group.addoption(
+        "--sessionlog-any-code",
+        action="store_true",
+        help="count a refusal with any code as agreeing (by default the model's violation code is required)",
+    )
+    group.addoption("--sessionlog-strict-codes", action="store_true", help="the default: require the model's violation codes")
     group.addoption("--sessionlog-timeout", type=float, default=5.0, help="seconds per driver request")
     group.addoption("--sessionlog-cases-dir", default="reports/cases", help="where counterexample files go")
     group.addoption("--sessionlog-max-examples", type=int, help="override the profile's examples per group")
@@ -65,7 +70,7 @@ class GroupItem(pytest.Item):
         config = self.config
         options = RunOptions(
             profile=PROFILES[config.getoption("sessionlog_profile")],
-            strict_codes=config.getoption("sessionlog_strict_codes"),
+            strict_codes=not config.getoption("sessionlog_any_code"),
             database=database_for(None),
             cases_dir=Path(config.getoption("sessionlog_cases_dir")),
             max_examples=config.getoption("sessionlog_max_examples"),

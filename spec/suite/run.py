@@ -34,7 +34,8 @@ class RunOptions:
     """How one run searches and judges."""
 
     profile: Profile
-    strict_codes: bool = False
+    strict_codes: bool = True
+    """A refusal must carry the model's code (``--any-code`` turns this off for a port that cannot map codes)."""
     only: tuple[str, ...] = ()
     seed: int | None = None
     database: ExampleDatabase | None = None

@@ -52,7 +52,15 @@ def add_parser(subparsers: Any) -> None:
     target.add_argument(
         "--driver", type=command_line, default=None, metavar="CMD", help="a driver command line (same as --port CMD)"
     )
-    run.add_argument("--strict-codes", action="store_true", help="also require the model's violation code")
+    codes = run.add_mutually_exclusive_group()
+    codes.add_argument(
+        "--any-code",
+        dest="strict_codes",
+        action="store_false",
+        help="count a refusal with any code as agreeing (by default the model's violation code is required)",
+    )
+    codes.add_argument("--strict-codes", dest="strict_codes", action="store_true", help=argparse.SUPPRESS)
+    run.set_defaults(strict_codes=True)
     run.add_argument("--timeout", type=positive_seconds, default=5.0, help="per-request timeout of a driver, in seconds")
     run.add_argument(
         "--large-timeout",
@@ -157,8 +165,8 @@ def rerun_command(args: argparse.Namespace) -> Callable[[str], str]:
     options = ["vectors", "run"]
     if args.dir != VECTORS_DIR:
         options += ["--dir", str(args.dir)]
-    if args.strict_codes:
-        options.append("--strict-codes")
+    if not args.strict_codes:
+        options.append("--any-code")
     if args.large_timeout != DEFAULT_LARGE_TIMEOUT:
         options += ["--large-timeout", f"{args.large_timeout:g}"]
     port = port_arguments(args.driver, args.port, args.timeout)

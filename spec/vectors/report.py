@@ -30,7 +30,7 @@ def render(
     rerun: Callable[[str], str] | None = None,
 ) -> None:
     """Print the table and the first failures; ``cases`` (by id) gives their input, ``rerun`` the command for one id."""
-    mode = "strict codes" if strict_codes else "refusal only"
+    mode = "codes compared" if strict_codes else "any refusal code accepted: --any-code"
     console.print(f"[bold]vectors[/bold] against {hello.name} {hello.version} ({mode}), {len(results)} cases in {seconds:.1f} s")
     table = Table("file", "title", "passed", "failed", "unsupported", "seconds")
     time_by_file: dict[str, float] = {}

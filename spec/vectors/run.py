@@ -53,7 +53,7 @@ class _Progress:
 class Options:
     """How a run judges and waits."""
 
-    strict_codes: bool = False
+    strict_codes: bool = True
     large_timeout: float | None = 300.0
     """Per-request timeout for ``large`` vectors on ports that have one (a subprocess driver)."""
 

@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     go.add_argument("--work", type=Path, help="directory for suite reports, counterexamples, databases (reports/killrate)")
     go.add_argument("--timeout", type=float, help="per-request driver timeout passed to the suite")
     go.add_argument("--keep-going", action="store_true", help="run the mutants even when the run is already void")
-    go.add_argument("--strict-codes", action="store_true", help="pass --strict-codes: refusals must carry the model's code")
+    go.add_argument("--any-code", action="store_true", help="pass --any-code: a refusal with any code counts as agreeing")
     go.add_argument("--no-snapshot", action="store_true", help="import suite and seqlog from the working tree, not a copy")
     sub.add_parser("list", help="list the catalogue")
     table = sub.add_parser("table", help="render a run report's kill table as Markdown")
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         all_groups=args.all_groups,
         jobs=args.jobs,
         timeout=args.timeout,
-        strict_codes=args.strict_codes,
+        strict_codes=not args.any_code,
         repeat=args.repeat,
         snapshot=not args.no_snapshot,
     )

@@ -626,7 +626,7 @@ def _turn_scoped_outside_turn(original: Fn) -> Fn:
     p.appends(p.turn_start(0), p.step_start(1), p.assistant(2, ["c1"]), p.tool_result(3, "c1")),
 )
 def _tool_result_unpaired_accepted(original: Fn) -> Fn:
-    """An appended ``tool/result`` need not answer a ``tool/call`` recorded in the step."""
+    """The step trace lets a ``tool/result`` answer no ``tool/call``; only the relationship rules refuse it."""
 
     def advance(state: Brackets, event: Event) -> Brackets:
         try:
@@ -705,7 +705,7 @@ def _header_unpinned_accepted(original: Fn) -> Fn:
     p.appends(p.turn_start(0), p.header_event(1, p.HEADER, "startup")),
 )
 def _header_reason_unchecked(original: Fn) -> Fn:
-    """A snapshot's reason may be any string (``startup``, ``retry``), not only the writer rule's four."""
+    """The header check lets any reason string through (``startup``); only the payload table refuses it."""
 
     def check_header_event(data: object) -> None:
         if isinstance(data, Mapping):
@@ -1171,7 +1171,7 @@ def _header_delta_accepted(original: Fn) -> Fn:
     p.appends(p.turn_start(0), p.header_event(1, p.HEADER, "fallback")),
 )
 def _fallback_reason_accepted(original: Fn) -> Fn:
-    """v1 validation accepts a ``request/header`` with the delta codec's ``fallback`` reason."""
+    """The header check lets the delta codec's ``fallback`` reason through; only the payload table refuses it."""
 
     def check_header_event(data: object) -> None:
         if isinstance(data, Mapping) and data.get("reason") == "fallback":
@@ -1186,7 +1186,7 @@ def _fallback_reason_accepted(original: Fn) -> Fn:
     p.upgrade(p.event("mode/set", 0, {"mode": "plan"})),
 )
 def _edge_renames_mode_set(original: Fn) -> Fn:
-    """The v0 edge converts ``mode/set`` into ``sandbox/mode`` instead of refusing it."""
+    """The v0 edge converts ``mode/set`` into ``sandbox/mode`` instead of refusing it (its payload is then refused)."""
 
     def upgrade_with_session(log: sl_legacy.StoredLog) -> Any:
         if log.header.get("version") == 0:

@@ -28,7 +28,7 @@ def markdown(document: dict[str, Any]) -> str:
     rate = "n/a" if totals["kill_rate"] is None else f"{100 * totals['kill_rate']:.1f} %"
     lines = [
         f"Verdict: **{document['verdict']}** (profile `{document['profile']}`, seed {document['seed']}, "
-        f"strict codes {document.get('strict_codes', False)}, "
+        f"codes compared {document.get('strict_codes', False)}, "
         f"groups: {document['groups']}, {document['seconds'] / 60:.1f} min wall time).",
         "",
         *(f"- void: {reason}" for reason in document["void_reasons"]),

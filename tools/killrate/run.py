@@ -57,8 +57,8 @@ class RunConfig:
     python: str = sys.executable
     timeout: float | None = None
     """Per-request driver timeout passed to the suite (its default when ``None``)."""
-    strict_codes: bool = False
-    """Pass ``--strict-codes``: a refusal must carry the model's violation code."""
+    strict_codes: bool = True
+    """A refusal must carry the model's violation code (the suite's default); ``False`` passes ``--any-code``."""
     repeat: int = 1
     """Suite runs per mutant, each with a fresh example database (the kill rate of one run is a sample)."""
     snapshot: bool = True
@@ -124,8 +124,8 @@ def check_command(config: RunConfig, name: str, groups: Sequence[str], report: P
         argv += ["--database", str(database)]
     if config.timeout is not None:
         argv += ["--timeout", str(config.timeout)]
-    if config.strict_codes:
-        argv.append("--strict-codes")
+    if not config.strict_codes:
+        argv.append("--any-code")
     if set(groups) != set(GROUPS):
         argv += ["--only", ",".join(groups)]
     return argv

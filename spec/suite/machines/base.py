@@ -36,7 +36,7 @@ class MachineContext:
     group: str
     port: Port
     capabilities: frozenset[str]
-    strict_codes: bool = False
+    strict_codes: bool = True
     coverage: GroupCoverage = field(default_factory=lambda: GroupCoverage(""))
     on_example: Callable[[], None] | None = None
     needs_restart: bool = False

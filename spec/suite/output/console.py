@@ -143,6 +143,9 @@ def matrix(run: RunResult, judgement: Judgement) -> Table:
     return table
 
 
+ANY_CODE_NOTE = "refusal codes were not compared (--any-code): a refusal for another reason than the model's counted as agreeing"
+
+
 def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdict, port_options: str) -> None:
     """Print the matrix, the failures (each with the replay command to paste) and the verdict.
 
@@ -164,6 +167,8 @@ def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdic
         console.print(f"never exercised{note}: {', '.join(never)}", markup=False, soft_wrap=True)
     elif never:
         console.print(f"not exercised by the groups that ran: {', '.join(never)}", markup=False, soft_wrap=True)
+    if not run.options.strict_codes:
+        console.print(ANY_CODE_NOTE, markup=False)
     if verdict.passed:
         console.print("[bold green]PASSED[/]")
     else:

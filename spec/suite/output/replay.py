@@ -51,7 +51,7 @@ class Replayed:
 
 def replay(document: dict[str, Any], port: Port, strict_codes: bool | None = None) -> Replayed:
     """Send a counterexample's requests to ``port`` and to the model; stop at the first disagreement."""
-    strict = bool(document.get("strict_codes")) if strict_codes is None else strict_codes
+    strict = bool(document.get("strict_codes", True)) if strict_codes is None else strict_codes
     header_observed = "header" in port.hello.capabilities
     oracle = InProcessPort(Oracle())
     requests = transcript_of(document)

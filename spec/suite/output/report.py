@@ -190,7 +190,7 @@ def junit_xml(run: RunResult, judgement: Judgement, verdict: Verdict, port: str)
     A failure's body is :func:`failure_text` of each unexcused disagreement; ``port`` is the options naming the port.
     """
     suite = ET.Element("testsuite", name=f"sessionlog-conformance ({run.hello.name})", time=f"{run.seconds:.3f}")
-    _properties(suite, port, verdict.never_invariants, verdict.never_codes, verdict.coverage_judged)
+    _properties(suite, port, verdict.never_invariants, verdict.never_codes, verdict.coverage_judged, run.options.strict_codes)
     failures = errors = skipped = 0
     for result in run.groups:
         case = ET.SubElement(suite, "testcase", classname="sessionlog", name=result.group, time=f"{result.seconds:.3f}")
@@ -223,7 +223,7 @@ def junit_xml(run: RunResult, judgement: Judgement, verdict: Verdict, port: str)
 def start_failure_junit(options: RunOptions, fault: PortFault, port: str) -> ET.ElementTree[ET.Element]:
     """JUnit XML of a run whose port could not start: one ``<error type="port-fault">`` per selected group."""
     suite = ET.Element("testsuite", name="sessionlog-conformance (the port did not start)", time="0.000")
-    _properties(suite, port, *never_exercised([]), judged=False)
+    _properties(suite, port, *never_exercised([]), judged=False, strict_codes=options.strict_codes)
     message = f"cannot start the port: {fault}"
     body = [message, f"port: {port}"]
     tail = unquoted_stderr(fault)
@@ -236,11 +236,14 @@ def start_failure_junit(options: RunOptions, fault: PortFault, port: str) -> ET.
     return _counted(suite, 0, len(options.groups()), 0)
 
 
-def _properties(suite: ET.Element, port: str, never_invariants: list[str], never_codes: list[str], judged: bool) -> None:
-    """The suite's ``<properties>``: the port's options and every invariant and code no step exercised."""
+def _properties(  # noqa: PLR0917 - one per property
+    suite: ET.Element, port: str, never_invariants: list[str], never_codes: list[str], judged: bool, strict_codes: bool
+) -> None:
+    """The suite's ``<properties>``: the port's options, whether codes were compared, what no step exercised."""
     properties = ET.SubElement(suite, "properties")
     for name, value in (
         ("port", port),
+        ("codes-compared", "true" if strict_codes else "false (--any-code)"),
         ("never-exercised.invariants", ", ".join(never_invariants)),
         ("never-exercised.codes", ", ".join(never_codes)),
         ("never-exercised.judged", "true" if judged else "false"),
