@@ -14,6 +14,11 @@ from types import MappingProxyType
 from typing import TypeAlias, cast
 
 MAX_SAFE_INTEGER = 2**53 - 1
+MAX_NESTING = 256
+"""The deepest a value an event carries may nest: a scalar is at depth 0, an array or object one
+level deeper than its deepest member.  A rule of the format, so that no reader's verdict depends on
+its own stack (``JSON.parse`` reads any depth; the released writer's ``JSON.stringify`` fails
+somewhere past 4,000 levels, depending on its stack size)."""
 
 JsonValue: TypeAlias = bool | int | float | str | tuple["JsonValue", ...] | Mapping[str, "JsonValue"] | None
 """A frozen lossless JSON value."""
@@ -58,11 +63,14 @@ def as_int(value: object) -> int | None:
 def lossless_problem(value: RawJson) -> str | None:
     """The first reason ``value`` is not a lossless JSON value, or ``None`` when it is one.
 
-    The walk is iterative so that depth is bounded by memory, not by the interpreter's stack.
+    The walk is iterative and stops below :data:`MAX_NESTING`, so a value of any depth gets its
+    answer without exhausting the interpreter's stack.
     """
-    stack: list[tuple[RawJson, str]] = [(value, "$")]
+    stack: list[tuple[RawJson, str, int]] = [(value, "$", 0)]
     while stack:
-        item, path = stack.pop()
+        item, path, depth = stack.pop()
+        if isinstance(item, list | tuple | Mapping) and depth == MAX_NESTING:
+            return f"{path} nests deeper than {MAX_NESTING} levels"
         if item is None or isinstance(item, bool | str):
             continue
         if type(item) is int:
@@ -76,13 +84,13 @@ def lossless_problem(value: RawJson) -> str | None:
                 return f"{path} is -0"
             continue
         if isinstance(item, list | tuple):
-            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+            stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
             continue
         if isinstance(item, Mapping):
             for key, child in item.items():
                 if type(key) is not str:
                     return f"{path} has a non-string key {key!r}"
-                stack.append((child, f"{path}.{key}"))
+                stack.append((child, f"{path}.{key}", depth + 1))
             continue
         return f"{path} is a {type(item).__name__}, not a JSON value"
     return None

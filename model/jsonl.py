@@ -12,6 +12,8 @@ naming the faulty line.  See ``docs/conformance/on-disk-format.md``.
 from __future__ import annotations
 
 import json
+import json.decoder
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -89,16 +91,96 @@ def decode_text(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+# The decoder's own string and scalar readers (untyped in the standard library's stubs).
+scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+_scan_once: Callable[[str, int], tuple[object, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+
+
+def _key(text: str, at: int) -> tuple[str, int]:
+    """The member name at ``at`` and where its value starts (after the colon and whitespace)."""
+    if text[at : at + 1] != '"':
+        raise ValueError(f"Expecting property name enclosed in double quotes: char {at}")
+    key, end = scanstring(text, at + 1, True)
+    end = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+    if text[end : end + 1] != ":":
+        raise ValueError(f"Expecting ':' delimiter: char {end}")
+    return key, _WHITESPACE.match(text, end + 1).end()  # type: ignore[union-attr]
+
+
+def _parse_nested(text: str) -> object:
+    """``text`` read as :data:`_DECODER` reads it, but with arrays and objects on an explicit stack.
+
+    The decoder recurses once per level and gives up near the interpreter's recursion limit, where
+    ``JSON.parse`` reads any depth; this reading is the fallback for such lines, so that how deep a
+    line nests never decides whether it is JSON.  Scalars go through the decoder itself.
+    """
+    scan = _scan_once
+    space = _WHITESPACE.match
+    open_: list[tuple[list[object] | dict[str, object], str]] = []  # each open container, and its pending key
+    at = space(text, 0).end()  # type: ignore[union-attr]
+    while True:
+        opener = text[at : at + 1]
+        value: object
+        if opener in ("[", "{"):
+            at = space(text, at + 1).end()  # type: ignore[union-attr]
+            empty = text[at : at + 1] == ("]" if opener == "[" else "}")
+            if not empty:
+                if opener == "[":
+                    open_.append(([], ""))
+                else:
+                    key, at = _key(text, at)
+                    open_.append(({}, key))
+                continue
+            value, at = ([] if opener == "[" else {}), at + 1
+        else:
+            try:
+                value, at = scan(text, at)
+            except StopIteration:
+                raise ValueError(f"Expecting value: char {at}") from None
+        while True:  # hand the finished value to its container; close the containers that end here
+            if not open_:
+                at = space(text, at).end()  # type: ignore[union-attr]
+                if at != len(text):
+                    raise ValueError(f"Extra data: char {at}")
+                return value
+            container, key = open_[-1]
+            if isinstance(container, list):
+                container.append(value)
+            else:
+                container[key] = value
+            at = space(text, at).end()  # type: ignore[union-attr]
+            follows = text[at : at + 1]
+            if follows == ",":
+                at = space(text, at + 1).end()  # type: ignore[union-attr]
+                if isinstance(container, dict):
+                    key, at = _key(text, at)
+                    open_[-1] = (container, key)
+                break
+            if follows != ("]" if isinstance(container, list) else "}"):
+                raise ValueError(f"Expecting ',' delimiter: char {at}")
+            at += 1
+            open_.pop()
+            value = container
+
+
 def parse_json(line: str) -> object | str:
     """A line parsed as ``JSON.parse`` parses it, or what is wrong with it.
 
     JSON whitespace (space, tab, CR, LF) may surround the value, so a CRLF line is read; a
     byte-order mark, ``NaN`` and ``Infinity`` are not JSON; a repeated key keeps its last value.
+    Any depth is JSON, as for ``JSON.parse`` (whether an event may nest that deep is the lossless
+    rule's question, INV-LOG-4).
     """
     try:
         value: object = _DECODER.decode(line)
-    except (ValueError, RecursionError) as error:
+    except ValueError as error:
         return f"is not valid JSON ({error})"
+    except RecursionError:
+        try:
+            value = _parse_nested(line)
+        except ValueError as error:
+            return f"is not valid JSON ({error})"
     return value
 
 

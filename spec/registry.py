@@ -83,10 +83,15 @@ INVARIANTS: tuple[Invariant, ...] = (
         "integers within the safe range, string keys only.  A number is judged by the value its literal writes, "
         "whatever its length: an integer literal outside the safe range is refused however many digits it has, and "
         "one beyond the largest double, which `JSON.parse` (the released reader's parser) reads as ±infinity, is "
-        "refused as not finite.",
+        "refused as not finite.  Each of the three nests at most 256 levels (a scalar is at depth 0, an array or "
+        "object one level deeper than its deepest member); a deeper value is refused, however deep, and a stored "
+        "line that deep is still JSON (as for `JSON.parse`), so its event is refused for its value, not dropped "
+        "as malformed.",
         "A log is read by other languages; a value that changes on the way through is silent corruption.  A verdict "
-        "never depends on a reader's own limits (such as an interpreter's cap on integer digits), so every reader "
-        "gives a huge literal the same answer, in time linear in its length.",
+        "never depends on a reader's own limits (such as an interpreter's cap on integer digits, or its stack), so "
+        "every reader gives a huge literal and a deep value the same answer, in time linear in its length.  The "
+        "released writer's `JSON.stringify` fails somewhere past 4,000 levels, depending on its stack; 256 is far "
+        "above any real payload and within every reader's reach.",
         C.JSON_NOT_LOSSLESS,
     ),
     _inv(

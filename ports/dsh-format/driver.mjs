@@ -211,6 +211,7 @@ export const ERROR_TABLE = [
   [/^tool\/code-dispatch-start repeats subCallId$/, 'PTC_START_REPEATED'],
   [/^llm\/retry-started does not match its scheduled turn and step$/, 'RETRY_START_MISMATCH'],
   [/^llm\/retry-started repeats one scheduled attempt$/, 'RETRY_START_REPEATED'],
+  [/^tool\/result .* is not the exact TOOL_NOT_STARTED repair$/s, 'TOOL_RESULT_NOT_EXACT_REPAIR'],
   [/^llm\/retry (reuses retryId .* across policy chains|must preserve retryId across one policy chain)$/s, 'RETRY_ID_INVALID'],
 
   // -- any other type's payload ("<type> <seq> …"): the v1 table, or the v0 source at the edge --

@@ -4,6 +4,8 @@ An ``--expect-fail`` file (JSON or TOML) lists entries naming a group, an invari
 (``group/op/kind``, as in counterexample files and reports), and a reason.  A failure an entry
 matches is reported but does not fail the run; an entry that matches nothing although what it
 names was checked is *stale* and fails the run, so the list cannot outlive the bugs it excuses.
+An entry with ``"optional": true`` is never stale: it is for a known divergence that only a rare
+candidate reaches, so that a run that happens not to draw it is not failed for it.
 
 JSON: ``{"expected_failures": [{"group": "surface", "reason": "…"}]}`` (or a bare list).
 TOML: ``[[expected_failure]]`` tables with the same keys.
@@ -12,14 +14,13 @@ TOML: ``[[expected_failure]]`` tables with the same keys.
 from __future__ import annotations
 
 import json
-import os
-import stat
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sessionlog_spec.files import FileProblem, read_regular
 from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.registry import BY_ID
 from sessionlog_spec.suite.run import FAILED, PASSED, Failure, GroupResult
@@ -34,20 +35,11 @@ MAX_EXPECTATIONS_BYTES = 16 << 20
 
 
 def _read_bounded(path: Path) -> str:
-    """The text of a regular file of at most :data:`MAX_EXPECTATIONS_BYTES`.
-
-    The type is judged by ``stat`` before the file is opened (a FIFO would block the open, a
-    device could feed it forever), and the open does not block should the path change in between.
-    """
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise ExpectationError(f"{path}: not a regular file")
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    with os.fdopen(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise ExpectationError(f"{path}: not a regular file")
-        data = file.read(MAX_EXPECTATIONS_BYTES + 1)
-    if len(data) > MAX_EXPECTATIONS_BYTES:
-        raise ExpectationError(f"{path}: longer than {MAX_EXPECTATIONS_BYTES:,} bytes")
+    """The text of a regular file of at most :data:`MAX_EXPECTATIONS_BYTES` (see :func:`read_regular`)."""
+    try:
+        data = read_regular(path, MAX_EXPECTATIONS_BYTES, "expected-failures file")
+    except FileProblem as problem:
+        raise ExpectationError(f"{path}: {problem}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -62,6 +54,8 @@ class Expectation:
     group: str | None = None
     invariant: str | None = None
     case: str | None = None
+    optional: bool = False
+    """Never stale: the divergence is reached only by some runs."""
 
     def describe(self) -> str:
         """What the entry names, in one phrase."""
@@ -84,6 +78,8 @@ class Expectation:
 
     def checked_by(self, results: Sequence[GroupResult]) -> bool:
         """Whether this run checked what the entry names, so that not failing makes it stale."""
+        if self.optional:
+            return False
         group = self.group or self.case_group
         if group is not None:
             return any(r.group == group and r.status == PASSED for r in results)
@@ -93,13 +89,16 @@ class Expectation:
 def _entry(raw: Any, where: str) -> Expectation:
     if not isinstance(raw, dict):
         raise ExpectationError(f"{where}: an entry must be an object")
-    unknown = sorted(set(raw) - {"reason", "group", "invariant", "case"})
+    unknown = sorted(set(raw) - {"reason", "group", "invariant", "case", "optional"})
     if unknown:
         raise ExpectationError(f"{where}: unknown key(s) {unknown}")
     reason = raw.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise ExpectationError(f"{where}: every entry needs a reason")
-    entry = Expectation(reason, raw.get("group"), raw.get("invariant"), raw.get("case"))
+    optional = raw.get("optional", False)
+    if not isinstance(optional, bool):
+        raise ExpectationError(f"{where}: optional must be true or false")
+    entry = Expectation(reason, raw.get("group"), raw.get("invariant"), raw.get("case"), optional)
     if not (entry.group or entry.invariant or entry.case):
         raise ExpectationError(f"{where}: name a group, an invariant or a case")
     if entry.group is not None and entry.group not in GROUPS:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, reporting, settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.internal.conjecture import engine
 
@@ -91,13 +91,46 @@ def hypothesis_settings(
     )
 
 
+@dataclass(slots=True)
+class ShrinkBudget:
+    """How long Hypothesis may shrink one failure, and whether a failure used it all."""
+
+    seconds: int
+    exhausted: bool = False
+
+    def note(self) -> str:
+        """What a counterexample shrunk under an exhausted budget should tell its reader."""
+        return (
+            f"(shrinking stopped when the profile's budget of {self.seconds} s ran out: the counterexample may hold "
+            "more than its failure needs; --shrink-seconds gives it longer)"
+        )
+
+
+_SLOW_SHRINK = "working to shrink"
+"""A fragment of the warning Hypothesis prints when it gives up shrinking at its deadline."""
+
+
 @contextlib.contextmanager
-def shrink_budget(seconds: int) -> Iterator[None]:
-    """Let Hypothesis shrink one failure for at most ``seconds`` (its documented monkeypatch point)."""
+def shrink_budget(budget: ShrinkBudget) -> Iterator[None]:
+    """Let Hypothesis shrink one failure for at most ``seconds`` (its documented monkeypatch point).
+
+    Hypothesis reports the deadline as a warning addressed to its own developers ("PLEASE REPORT
+    THIS"), which is wrong here: the deadline is the profile's choice.  The warning is withheld and
+    recorded on ``budget``, so the run can say it in its own words on each counterexample.
+    """
+    outer = reporting.current_reporter()
+
+    def reporter(value: object) -> None:
+        if isinstance(value, str) and _SLOW_SHRINK in value:
+            budget.exhausted = True
+        else:
+            outer(value)
+
     previous = engine.MAX_SHRINKING_SECONDS
-    engine.MAX_SHRINKING_SECONDS = seconds
+    engine.MAX_SHRINKING_SECONDS = budget.seconds
     try:
-        yield
+        with reporting.with_reporter(reporter):
+            yield
     finally:
         engine.MAX_SHRINKING_SECONDS = previous
 

@@ -24,7 +24,7 @@ from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.machines import MACHINES, REQUIRES, Disagreement, MachineContext
 from sessionlog_spec.suite.minimise import minimise
 from sessionlog_spec.suite.output.cases import write_case
-from sessionlog_spec.suite.profiles import Profile, hypothesis_settings, shrink_budget
+from sessionlog_spec.suite.profiles import Profile, ShrinkBudget, hypothesis_settings, shrink_budget
 
 PASSED, FAILED, UNSUPPORTED, VOID, ERROR = "passed", "failed", "unsupported", "void", "error"
 
@@ -59,6 +59,8 @@ class Failure:
     """Hypothesis's rendering of the minimal failing example."""
     flaky: bool = False
     """The port did not fail the same way when the example was replayed."""
+    shrink_note: str = ""
+    """Said when shrinking stopped at the profile's budget (the case may be larger than it needs)."""
 
     @property
     def case_id(self) -> str:
@@ -151,22 +153,23 @@ def run_group(
     started = time.monotonic()
     result = GroupResult(group, PASSED, coverage)
     replayed_differently = False
+    budget = ShrinkBudget(options.profile.shrink_seconds)
     try:
         # Hypothesis accepts any zero-argument factory here (see its docstring), not only a class.
-        with shrink_budget(options.profile.shrink_seconds):
+        with shrink_budget(budget):
             run_state_machine_as_test(machine_factory(group, context, options.seed), settings=settings)  # type: ignore[arg-type]
     except Disagreement as failure:
-        _failed(result, [failure], hello, options, port=port)
+        _failed(result, [failure], hello, options, port=port, budget=budget)
     except FlakyFailure as flaky:
         replayed_differently = True
-        if not _failed(result, _disagreements(flaky), hello, options, flaky=True):
+        if not _failed(result, _disagreements(flaky), hello, options, flaky=True, budget=budget):
             result.status, result.detail = ERROR, _describe(flaky)
     except BaseExceptionGroup as several:  # report_multiple_bugs: one exception per kind of failure
         others = [e for e in several.exceptions if not isinstance(e, Disagreement)]
         if others:
             result.status, result.detail = ERROR, _describe(others[0])
         else:
-            _failed(result, _disagreements(several), hello, options, port=port)
+            _failed(result, _disagreements(several), hello, options, port=port, budget=budget)
     except (Unsatisfiable, InvalidDefinition) as error:
         if isinstance(error, InvalidDefinition) and "No progress can be made" not in str(error):
             result.status, result.detail = ERROR, _describe(error)
@@ -219,19 +222,24 @@ def _failed(
     *,
     flaky: bool = False,
     port: Port | None = None,
+    budget: ShrinkBudget | None = None,
 ) -> bool:
     """Record the disagreements as failures with their counterexample files; false when there are none.
 
     With ``port``, each transcript first goes through :func:`minimise` (a flaky one cannot be replayed).
+    A ``budget`` that ran out is said on every counterexample.
     """
     if port is not None:
         found = [_minimised(d, port, hello, options) for d in found]
     for disagreement in found:
         steps = [str(note) for note in getattr(disagreement, "__notes__", [])]
+        shrink_note = budget.note() if budget is not None and budget.exhausted else ""
+        if shrink_note:
+            steps.append(shrink_note)
         path = write_case(
             options.cases_dir, disagreement, hello, strict_codes=options.strict_codes, steps_shown=steps, seed=options.seed
         )
-        result.failures.append(Failure(disagreement, path, steps, flaky))
+        result.failures.append(Failure(disagreement, path, steps, flaky, shrink_note))
     if not result.failures:
         return False
     result.status = FAILED

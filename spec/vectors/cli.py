@@ -18,7 +18,7 @@ from sessionlog_spec.suite.output.replay import PROGRAM, port_arguments
 from sessionlog_spec.suite.ports import PortUnavailable, port_for
 from sessionlog_spec.vectors import generate as gen
 from sessionlog_spec.vectors import regressions
-from sessionlog_spec.vectors.format import FILE_ORDER, VECTORS_DIR, load_all
+from sessionlog_spec.vectors.format import FILE_ORDER, VECTORS_DIR, VectorFileError, load_all
 from sessionlog_spec.vectors.report import FAILURES_SHOWN, render
 from sessionlog_spec.vectors.run import FAILED, Options, run_files
 
@@ -86,13 +86,17 @@ def add_parser(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the chosen ``vectors`` subcommand; returns the exit status."""
     command: str = args.vectors_command
-    if command == "generate":
-        return _generate(args.dir)
-    if command == "verify":
-        return _verify(args.dir)
-    if command == "run":
-        return _run(args)
-    return _add(args.file, args.dir)
+    try:
+        if command == "generate":
+            return _generate(args.dir)
+        if command == "verify":
+            return _verify(args.dir)
+        if command == "run":
+            return _run(args)
+        return _add(args.file, args.dir)
+    except VectorFileError as error:
+        print(error, file=sys.stderr)
+        return 2
 
 
 def _generate(root: Path) -> int:

@@ -8,12 +8,18 @@ compare text and a diff shows whole cases.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from sessionlog_spec.files import FileProblem, read_regular
 from sessionlog_spec.registry import GROUP_NAMES
 
 FORMAT = "sessionlog-vectors/1"
@@ -93,10 +99,35 @@ def dumps_document(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+MAX_VECTOR_FILE_BYTES = 256 << 20
+"""The largest vector file read (256 MiB; the committed ones are well under 1 MiB)."""
+
+
+class VectorFileError(ValueError):
+    """A vector file cannot be read: not a regular file, too large, not UTF-8 JSON, or not a vector document."""
+
+
 def load_document(path: Path) -> dict[str, Any]:
-    """A vector file, read with exact integers (``-0.0`` stays a float)."""
-    value: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    """A vector file, read with exact integers (``-0.0`` stays a float); bounded, regular files only."""
+    try:
+        value: object = json.loads(read_regular(path, MAX_VECTOR_FILE_BYTES, "vector file").decode("utf-8"))
+    except FileProblem as problem:
+        raise VectorFileError(f"cannot read {path}: {problem}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise VectorFileError(f"cannot read {path}: not UTF-8 JSON ({error})") from None
+    problem = best_match(_document_validator().iter_errors(value))
+    if problem is not None:
+        where = "".join(f"[{p!r}]" for p in problem.absolute_path) or "the document"
+        raise VectorFileError(f"cannot read {path}: not a {FORMAT} file: at {where}: {problem.message[:300]}")
+    assert isinstance(value, dict)
     return value
+
+
+@functools.cache
+def _document_validator() -> Draft202012Validator:
+    """The validator of ``schema.json``, the vector file format."""
+    schema = json.loads(resources.files("sessionlog_spec.vectors").joinpath("data", SCHEMA_FILE).read_text(encoding="utf-8"))
+    return Draft202012Validator(schema)
 
 
 def load_all(root: Path = VECTORS_DIR) -> dict[str, dict[str, Any]]:

@@ -9,12 +9,14 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from model_cases import code_of, ev, realistic, session, title_data, user
 
 from sessionlog_spec.contracts.jsonl import decode_jsonl, encode_jsonl, load_session
 from sessionlog_spec.model.event import Event, decode_event, encode_event
-from sessionlog_spec.model.json_value import as_object, freeze, thaw
-from sessionlog_spec.model.jsonl import DecodedLog, decode_text, parse_json
+from sessionlog_spec.model.json_value import MAX_NESTING, as_object, freeze, thaw
+from sessionlog_spec.model.jsonl import _DECODER, DecodedLog, _parse_nested, decode_text, parse_json
 from sessionlog_spec.model.load import LoadedSession, save_session
 from sessionlog_spec.model.relationships import SessionIdentity
 from sessionlog_spec.model.violation import Code, Violation
@@ -591,3 +593,59 @@ def decode_or_fail(raw: dict[str, Any]) -> Event:
     event = decode_event(raw)
     assert isinstance(event, Event), event
     return event
+
+
+# -- nesting depth (INV-LOG-4): decided by the format, not by the reader's stack ---------------------
+
+
+def _deep_text(levels: int) -> str:
+    """``levels`` nested arrays and objects around a zero, written without an encoder (which would recurse)."""
+    opens = ["[" if level % 2 else '{"k":' for level in range(levels)]
+    return "".join(opens) + "0" + "".join("]" if o == "[" else "}" for o in reversed(opens))
+
+
+def _with_deep_row(levels: int, *after: object) -> str:
+    """TURN, then an ignorable vendor event whose ``data`` nests ``levels`` deep, then ``after``."""
+    row = '{"type":"vendor/x","seq":2,"time":7,"ignorable":true,"data":' + _deep_text(levels) + "}\n"
+    return text(*TURN) + row + "".join(line(e) for e in after)
+
+
+@pytest.mark.parametrize("levels", [MAX_NESTING + 1, 1_000, 5_000, 200_000])
+def test_inv_log_4_a_row_nesting_deeper_than_the_limit_is_refused_for_its_value_at_any_depth(levels: int) -> None:
+    for stored in (_with_deep_row(levels), _with_deep_row(levels, ev("session/title", 3, title_data("t")))):
+        result = load_session(stored)
+        assert isinstance(result, Violation), result  # not dropped as a damaged tail: it is JSON
+        assert result.code is Code.JSON_NOT_LOSSLESS and result.message.startswith("line 4:"), result.message
+        assert f"nests deeper than {MAX_NESTING} levels" in result.message
+
+
+def test_inv_log_4_a_value_nesting_exactly_256_levels_is_lossless_and_round_trips() -> None:
+    loaded = load_session(_with_deep_row(MAX_NESTING))
+    assert isinstance(loaded, LoadedSession), loaded
+    saved = save_session(HEADER, loaded.state).splitlines()[3]
+    assert json.loads(saved) == json.loads(_with_deep_row(MAX_NESTING).splitlines()[3])
+    assert decode_event(ev("vendor/x", 0, json.loads(_deep_text(MAX_NESTING)), ignorable=True)).__class__ is Event
+    refused = decode_event(ev("vendor/x", 0, json.loads(_deep_text(MAX_NESTING + 1)), ignorable=True))
+    assert isinstance(refused, Violation) and refused.code is Code.JSON_NOT_LOSSLESS
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=30),
+       st.data())  # fmt: skip
+def test_inv_jsonl_4_the_deep_reading_parses_exactly_what_the_decoder_parses(value: object, data: st.DataObject) -> None:
+    """The explicit-stack parser (for lines too deep for the recursive decoder) agrees with the decoder
+    on every text, valid or damaged, so only a line's depth decides which of the two reads it."""
+    written = json.dumps(value, indent=data.draw(st.sampled_from([None, 1])))
+    cut = data.draw(st.integers(0, len(written)))
+    damaged = data.draw(st.sampled_from(["", ",", "]", "}", ":", '"', "x", " ", "\x01", "NaN", "-0"]))
+    for candidate in (written, written[:cut] + damaged + written[cut:], written[:cut]):
+        try:
+            expected: object = ("ok", json.dumps(_DECODER.decode(candidate), sort_keys=True))
+        except ValueError:
+            expected = "error"
+        try:
+            actual: object = ("ok", json.dumps(_parse_nested(candidate), sort_keys=True))
+        except ValueError:
+            actual = "error"
+        assert actual == expected, candidate

@@ -8,12 +8,17 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from seqlog_fixtures import HEADER_LINE, user
 from seqlog_fixtures import data as data_of
 
 from seqlog import Code, SeqlogError, Session, encode_jsonl, load_bytes, load_text
-from seqlog.codec import LineError, encode_line, parse_line, read_bytes
+from seqlog.codec import LineError, _js_int, _parse_flat, encode_line, parse_line, read_bytes
+from seqlog.codec import _reject_constant as _reject
 from seqlog.event import encode_event
+from sessionlog_spec.model.load import LoadedSession
+from sessionlog_spec.model.load import load_session as model_load
 
 HEAD = json.dumps(HEADER_LINE).encode() + b"\n"
 
@@ -359,3 +364,46 @@ def test_v0_logs_read_packed_rows_and_ranges() -> None:
     assert read.version == 0 and read.header["version"] == 1
     assert [e.type for e in read.session.events] == ["turn/start", "step/start", *["assistant/chunk"] * 3]
     assert [e.time for e in read.session.events[2:]] == [5, 6, 7]
+
+
+# -- nesting depth (INV-LOG-4) -----------------------------------------------------------------------
+
+
+def _deep(levels: int) -> str:
+    opens = ["[" if level % 2 else '{"k":' for level in range(levels)]
+    return "".join(opens) + "0" + "".join("]" if o == "[" else "}" for o in reversed(opens))
+
+
+@pytest.mark.parametrize("levels", [256, 257, 1_500, 100_000])
+def test_inv_log_4_a_deep_row_gets_the_same_answer_as_from_the_model(levels: int) -> None:
+    row = '{"type":"vendor/x","seq":1,"time":7,"ignorable":true,"data":' + _deep(levels) + "}"
+    stored = HEAD.decode() + '{"type":"turn/start","seq":0,"time":5,"data":{"turn":1}}\n' + row + "\n"
+    expected = model_load(stored)
+    try:
+        load_bytes(stored.encode())
+    except SeqlogError as error:
+        assert not isinstance(expected, LoadedSession) and error.code.value == expected.code.value
+        assert error.code is Code.JSON_NOT_LOSSLESS and "line 3" in str(error)
+    else:
+        assert isinstance(expected, LoadedSession) and levels <= 256
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=30),
+       st.data())  # fmt: skip
+def test_the_flat_reading_of_deep_lines_parses_exactly_what_json_loads_parses(value: object, data: st.DataObject) -> None:
+    written = json.dumps(value, indent=data.draw(st.sampled_from([None, 1])))
+    cut = data.draw(st.integers(0, len(written)))
+    damaged = data.draw(st.sampled_from(["", ",", "]", "}", ":", '"', "x", " ", "\x01", "NaN", "-0", "1.", "01"]))
+    for candidate in (written, written[:cut] + damaged + written[cut:], written[:cut]):
+        try:
+            parsed = json.loads(candidate, parse_constant=_reject, parse_int=_js_int)
+            expected: object = ("ok", json.dumps(parsed, sort_keys=True))
+        except ValueError:
+            expected = "error"
+        try:
+            actual: object = ("ok", json.dumps(_parse_flat(candidate), sort_keys=True))
+        except LineError:
+            actual = "error"
+        assert actual == expected, candidate

@@ -8,6 +8,7 @@ import pickle
 import pytest
 
 from seqlog.jsonvalue import (
+    MAX_NESTING,
     FrozenObject,
     NotLossless,
     as_int,
@@ -76,22 +77,36 @@ def test_safe_bounds_and_integral_floats() -> None:
     assert as_int("3") is None
 
 
-def test_deep_values_freeze_and_thaw_without_recursion_limits() -> None:
+def _nested(levels: int, leaf: object = "leaf") -> object:
+    value = leaf
+    for level in range(levels):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+def test_inv_log_4_values_nest_at_most_256_levels_whatever_the_depth() -> None:
+    frozen = freeze(_nested(MAX_NESTING))
+    depth, node = 0, frozen
+    while isinstance(node, tuple | dict):
+        node, depth = (node[0] if isinstance(node, tuple) else node["k"]), depth + 1
+    assert depth == MAX_NESTING and node == "leaf"
+    assert json_equal(thaw(frozen), _nested(MAX_NESTING))
+    for levels in (MAX_NESTING + 1, 5_000, 200_000):
+        with pytest.raises(NotLossless, match=f"nests deeper than {MAX_NESTING} levels"):
+            freeze(_nested(levels))
+    with pytest.raises(NotLossless, match="not a finite number"):
+        freeze(_nested(100, float("nan")))  # the first fault found, within the limit
+
+
+def test_deep_values_thaw_without_recursion_limits() -> None:
     deep: object = "leaf"
     for _ in range(5000):
-        deep = [deep]
-    frozen = freeze(deep)
-    depth, node = 0, frozen
-    while isinstance(node, tuple):
-        node, depth = node[0], depth + 1
-    assert depth == 5000 and node == "leaf"
-    thawed = thaw(frozen)
-    assert isinstance(thawed, list)
-    bad: object = float("nan")
-    for _ in range(3000):
-        bad = {"k": bad}
-    with pytest.raises(NotLossless):
-        freeze(bad)
+        deep = (deep,)
+    node = thaw(deep)
+    for _ in range(5000):
+        assert isinstance(node, list)
+        node = node[0]
+    assert node == "leaf"
 
 
 def test_json_equality() -> None:

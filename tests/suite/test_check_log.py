@@ -890,3 +890,24 @@ def test_an_expected_failures_file_is_read_bounded_like_a_log(tmp_path: Path, mo
     monkeypatch.setattr(expectations, "MAX_EXPECTATIONS_BYTES", 10)
     with pytest.raises(expectations.ExpectationError, match="longer than 10 bytes"):
         expectations.load_expectations(listed)
+
+
+@pytest.mark.parametrize("levels", [300, 600, 50_000])
+def test_inv_log_4_a_deeply_nested_line_is_a_violation_of_its_line_not_a_checker_error(tmp_path: Path, levels: int) -> None:
+    opens = ["[" if level % 2 else '{"k":' for level in range(levels)]
+    deep = "".join(opens) + "0" + "".join("]" if o == "[" else "}" for o in reversed(opens))
+    stored = "".join(
+        line + "\n"
+        for line in (
+            '{"type":"session","version":1,"id":"deep","createdAt":1700000000000,"delegationDepth":0}',
+            '{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}',
+            '{"type":"vendor/x","seq":1,"time":2,"ignorable":true,"data":' + deep + "}",
+            '{"type":"turn/end","seq":2,"time":3,"data":{"turn":1,"reason":{"kind":"completed"}}}',
+        )
+    )
+    path = tmp_path / "deep.jsonl"
+    path.write_text(stored, encoding="utf-8")
+    status, out, err = _run(path)
+    assert status == 1, out + err
+    assert "CHECKER_ERROR" not in out + err and "RecursionError" not in out + err
+    assert "JSON_NOT_LOSSLESS" in out and "line 3" in out, out[:2000]

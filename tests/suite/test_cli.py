@@ -86,6 +86,17 @@ def test_an_expected_failure_that_now_passes_is_stale_and_fails_the_run(tmp_path
     assert "stale expected failure (group surface)" in checked.stdout
 
 
+def test_an_optional_expected_failure_is_never_stale_but_still_excuses(tmp_path: Path) -> None:
+    expected = tmp_path / "expected.json"
+    expected.write_text(json.dumps([{"group": "surface", "reason": "rare", "optional": True}]), encoding="utf-8")
+    passing = run_cli("check", "--port", "model", *QUICK, "--only", "surface", "--expect-fail", expected)
+    assert passing.returncode == 0, passing.stdout
+    assert "stale" not in passing.stdout
+    assert _surface_failure(tmp_path, "--expect-fail", expected).returncode == 0
+    expected.write_text(json.dumps([{"group": "surface", "reason": "rare", "optional": "yes"}]), encoding="utf-8")
+    assert run_cli("check", "--port", "model", *QUICK, "--expect-fail", expected).returncode == 2
+
+
 def test_an_expected_failure_for_a_group_that_did_not_run_is_not_stale(tmp_path: Path) -> None:
     expected = tmp_path / "expected.json"
     expected.write_text(json.dumps([{"group": "legacy", "reason": "not this run"}]), encoding="utf-8")

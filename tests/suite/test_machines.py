@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -158,3 +159,17 @@ def test_the_rule_table_names_only_catalogued_invariants() -> None:
     named = {i for ids in (*STEP_INVARIANTS.values(), *OP_INVARIANTS.values()) for i in ids}
     assert named <= set(BY_ID), named - set(BY_ID)
     assert all(owners for owners in CODE_OWNERS.values()), "every violation code belongs to an invariant"
+
+
+def test_a_shrink_that_runs_out_of_budget_is_said_in_the_suites_words(capsys: pytest.CaptureFixture[str]) -> None:
+    port = InProcessPort(RefusesEverything())
+    hurried = RunOptions(profile=dataclasses.replace(PROFILES["dev"], shrink_seconds=0), max_examples=8)
+    result = run_group("session", port, port.hello, hurried)
+    assert result.status == FAILED
+    out = capsys.readouterr().out
+    assert "PLEASE REPORT" not in out, out  # Hypothesis' words to its own developers, wrong for a budget we chose
+    assert result.failures and all("budget of 0 s ran out" in f.shrink_note for f in result.failures)
+    assert all(f.shrink_note in f.steps_shown for f in result.failures)
+
+    patient = run_group("session", port, port.hello, RunOptions(profile=PROFILES["dev"], max_examples=8))
+    assert patient.failures and not any(f.shrink_note for f in patient.failures)

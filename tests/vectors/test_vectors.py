@@ -544,3 +544,38 @@ def test_the_state_after_a_refusal_is_compared(documents: Documents) -> None:
     assert checked and all(r.status == FAILED for r in results)
     prefix = "after the refusal: state: the port's result differs from the model's at $.length: expected "
     assert all(r.detail.startswith(prefix) for r in results)
+
+
+def _replace_log_file(directory: Path, kind: str) -> None:
+    target = directory / "log.json"
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "directory":
+        target.mkdir()
+    elif kind == "not-json":
+        target.write_text('{"format":', encoding="utf-8")
+    elif kind == "not-utf8":
+        target.write_bytes(b'{"format":"\xff"}')
+    elif kind == "case-without-expected":
+        document = json.loads((VECTORS_DIR / "log.json").read_text(encoding="utf-8"))
+        del document["cases"][3]["expected"]
+        target.write_text(json.dumps(document), encoding="utf-8")
+    else:  # oversize
+        shutil.copy(VECTORS_DIR / "log.json", target)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "not-json", "not-utf8", "case-without-expected", "oversize"])
+def test_a_bad_vector_file_is_one_line_and_status_2_without_blocking(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = tmp_path / "vectors"
+    shutil.copytree(VECTORS_DIR, directory)
+    _replace_log_file(directory, kind)
+    if kind == "oversize":
+        monkeypatch.setattr("sessionlog_spec.vectors.format.MAX_VECTOR_FILE_BYTES", 1000)
+    assert cli.main(["vectors", "run", "--port", "model", "--dir", str(directory), "--only", "log"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"cannot read {directory / 'log.json'}: ") and "\n" not in err, err
+    if kind == "case-without-expected":
+        assert "'expected' is a required property" in err and "['cases'][3]" in err

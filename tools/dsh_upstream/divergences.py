@@ -395,6 +395,7 @@ class Explanation:
 EXPLANATIONS = (
     Explanation("D1", r"^(session|read|jsonl) .*(header_delta|mode_set|fallback).*(UNKNOWN_EVENT_TYPE|UNMAPPED)"),
     Explanation("D3", r"\bHEADER_NOT_CANONICAL accepted-invalid"),
+    Explanation("D4", r"nested.too.deep"),
     Explanation("driver:json-numbers", r"unsafe integer|outside the safe range|negative zero|rounds"),
 )
 

@@ -22,6 +22,7 @@ driver both read and write through these functions.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -137,11 +138,100 @@ def _js_int(text: str) -> object:
 
 
 def _parse_text(text: str) -> object:
-    """JSON.parse's reading: JSON whitespace around the value, the last of duplicated keys, no constants."""
+    """JSON.parse's reading: JSON whitespace around the value, the last of duplicated keys, no constants.
+
+    Like JSON.parse it reads any depth: a line too deep for the recursive decoder is read again by
+    :func:`_parse_flat` (how deep a value may nest in an event is the lossless rule's business).
+    """
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
-    except (ValueError, RecursionError) as error:
+    except ValueError as error:
         raise LineError(f"is not valid JSON ({error})") from None
+    except RecursionError:
+        return _parse_flat(text)
+
+
+_TOKEN = re.compile(
+    r"""[ \t\n\r]*(?:
+      (?P<punct>[\[\]{},:])
+    | (?P<string>"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")
+    | (?P<number>-?(?:0|[1-9][0-9]*)(?P<fraction>(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?))
+    | (?P<word>true|false|null)
+    )""",
+    re.VERBOSE,
+)
+_WORDS: dict[str, object] = {"true": True, "false": False, "null": None}
+
+
+def _parse_flat(text: str) -> object:
+    """A pushdown reading of JSON over a token stream: no recursion, so no depth limit."""
+    # Each frame is an open container: a list, or a dict with the key its next value goes to.
+    frames: list[tuple[list[Any] | dict[str, Any], str | None]] = []
+    at, expect = 0, "value"  # value | value-or-close | key | key-or-close | colon | comma-or-close
+    result: object = None
+    while True:
+        token = _TOKEN.match(text, at)
+        if token is None:
+            if expect == "end" and text[at:].strip(" \t\n\r") == "":
+                return result
+            raise LineError(f"is not valid JSON (unexpected text at char {at})")
+        at = token.end()
+        punct, string, number, word = token.group("punct", "string", "number", "word")
+        value: object = _NOTHING
+        if expect in ("key", "key-or-close"):
+            if string is not None:
+                frame, _ = frames[-1]
+                frames[-1] = (frame, json.loads(string))
+                expect = "colon"
+                continue
+            if not (expect == "key-or-close" and punct == "}"):
+                raise LineError(f"is not valid JSON (expected a member name at char {token.start()})")
+        elif expect == "colon":
+            if punct != ":":
+                raise LineError(f"is not valid JSON (expected ':' at char {token.start()})")
+            expect = "value"
+            continue
+        elif expect == "comma-or-close":
+            frame, _ = frames[-1]
+            if punct == ",":
+                expect = "key" if isinstance(frame, dict) else "value"
+                continue
+            if punct != ("}" if isinstance(frame, dict) else "]"):
+                raise LineError(f"is not valid JSON (expected ',' or a closing bracket at char {token.start()})")
+        elif expect == "end":
+            raise LineError(f"is not valid JSON (extra data at char {token.start()})")
+        if punct in ("]", "}"):
+            if expect == "value" or (punct == "]") != isinstance(frames[-1][0], list):
+                raise LineError(f"is not valid JSON (unexpected {punct!r} at char {token.start()})")
+            value = frames.pop()[0]
+        elif punct == "[":
+            frames.append(([], None))
+            expect = "value-or-close"
+            continue
+        elif punct == "{":
+            frames.append(({}, None))
+            expect = "key-or-close"
+            continue
+        elif punct is not None:
+            raise LineError(f"is not valid JSON (unexpected {punct!r} at char {token.start()})")
+        elif string is not None:
+            value = json.loads(string)
+        elif number is not None:
+            value = float(number) if token.group("fraction") else _js_int(number)
+        else:
+            value = _WORDS[word]
+        if not frames:
+            result, expect = value, "end"
+            continue
+        frame, key = frames[-1]
+        if isinstance(frame, list):
+            frame.append(value)
+        else:
+            frame[key or ""] = value
+        expect = "comma-or-close"
+
+
+_NOTHING = object()
 
 
 def _parse_fast(line: bytes) -> dict[str, Any] | None:

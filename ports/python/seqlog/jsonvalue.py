@@ -14,6 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn, TypeAlias
 
 MAX_SAFE_INTEGER = 2**53 - 1
+MAX_NESTING = 256
+"""The format's bound on how deep a value may nest (a scalar is depth 0, a container one more than
+its deepest member): deeper values are not lossless JSON."""
 
 # Recursion is the fast path; below this depth a subtree is finished by an explicit stack so that
 # no lossless value, however deep, can exhaust the interpreter's stack.
@@ -192,8 +195,13 @@ def _freeze(value: object, budget: int) -> JsonValue:
 
 
 def _freeze_deep(value: object) -> JsonValue:
-    """The same walk as :func:`_freeze` with an explicit stack, for subtrees too deep to recurse."""
-    return _rebuild(value, FrozenObject, DeepArray, strict=True)  # type: ignore[return-value]
+    """The same walk as :func:`_freeze` with an explicit stack, for subtrees too deep to recurse.
+
+    The recursive walk hands over at depth ``_RECURSION_BUDGET + 1``, so the subtree may nest the
+    rest of :data:`MAX_NESTING` and no further.
+    """
+    levels = MAX_NESTING - _RECURSION_BUDGET
+    return _rebuild(value, FrozenObject, DeepArray, strict=True, levels=levels)  # type: ignore[return-value]
 
 
 def freeze(value: object) -> JsonValue:
@@ -215,13 +223,19 @@ def _rebuild(
     make_object: Callable[[dict[str, Any]], object],
     make_array: Callable[[list[object]], object],
     strict: bool,
+    levels: int | None = None,
 ) -> object:
-    """Copy a JSON tree bottom-up without recursion, building containers with the given makers."""
+    """Copy a JSON tree bottom-up without recursion, building containers with the given makers.
+
+    With ``levels``, a container nested deeper than that below ``value`` is refused as not lossless.
+    """
     # Each frame: (container, its keys or None for arrays, children built so far).
     root: list[object] = []
     stack: list[tuple[list[object] | None, list[str] | None, list[object], Iterable[Any], str]] = []
 
     def open_frame(node: object, path: str) -> object | None:
+        if levels is not None and len(stack) == levels and isinstance(node, Mapping | list | tuple):
+            raise NotLossless(f"nests deeper than {MAX_NESTING} levels", path)
         if isinstance(node, Mapping) and not isinstance(node, list):
             keys = list(node.keys())
             for key in keys:

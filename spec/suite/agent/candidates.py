@@ -64,7 +64,7 @@ from sessionlog_spec.contracts.log import append_event, seed_session
 from sessionlog_spec.model import compaction as model_compaction
 from sessionlog_spec.model.compaction import pairing_delta, running_counts
 from sessionlog_spec.model.event import SURFACE_TYPES, Event
-from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, freeze, thaw
+from sessionlog_spec.model.json_value import MAX_NESTING, MAX_SAFE_INTEGER, freeze, thaw
 from sessionlog_spec.model.jsonl import LEGACY_VERSION, encode_jsonl
 from sessionlog_spec.model.legacy import DELIVERY_MARKER, V0_INVENTORY, StoredLog
 from sessionlog_spec.model.legacy import upgrade_v0 as model_upgrade_v0
@@ -347,6 +347,39 @@ def negative_zero(builder: SessionBuilder, rng: random.Random) -> object:
     """A payload holding ``-0`` (a hook's duration), which JSON readers disagree about."""
     b = _scratch(builder)
     return b.event("hook/result", _hook_result(b, rng.choice((0, 1)), -0.0), False)
+
+
+def nested_value(depth: int, rng: random.Random) -> object:
+    """A JSON value nesting exactly ``depth`` levels, each an array or an object (built without recursion)."""
+    value: object = rng.choice((0, "leaf", None))
+    for _ in range(depth):
+        value = [value] if rng.random() < 0.5 else {"next": value}
+    return value
+
+
+def _deep_telemetry(b: SessionBuilder, depth: int, rng: random.Random) -> RawEvent:
+    """An ignorable vendor event (valid anywhere) whose ``data`` nests ``depth`` levels."""
+    data = {"spans": nested_value(depth - 1, rng)}
+    return {"type": "vendor/trace", "seq": b.next_seq, "time": b.time, "ignorable": True, "data": data}
+
+
+@candidate(Code.JSON_NOT_LOSSLESS, "append")
+def value_nested_too_deep(builder: SessionBuilder, rng: random.Random) -> object:
+    """A payload nesting deeper than the format's 256 levels (a runaway serialiser of a span tree)."""
+    return _deep_telemetry(_scratch(builder), MAX_NESTING + rng.choice((1, 2, 40)), rng)
+
+
+@candidate(Code.JSON_NOT_LOSSLESS, "load")
+def stored_value_nested_too_deep(builder: SessionBuilder, rng: random.Random) -> object:
+    """A stored row nesting deeper than 256 levels, some far deeper than a recursive JSON parser reaches;
+    still JSON as ``JSON.parse`` reads it, so it is refused for its value, not dropped as malformed."""
+    b = _scratch(builder)
+    depth = MAX_NESTING + rng.choice((1, 2_000, 50_000))
+    # Written as text: an encoder would recurse once per level.
+    opens = [rng.choice(("[", '{"next":')) for _ in range(depth - 1)]
+    spans = "".join(opens) + "0" + "".join("]" if o == "[" else "}" for o in reversed(opens))
+    row = f'{{"type":"vendor/trace","seq":{b.next_seq},"time":{b.time},"ignorable":true,"data":{{"spans":{spans}}}}}'
+    return _text([*_jsonl_lines(b), row])
 
 
 @candidate(Code.SEQ_NOT_CONTIGUOUS, "append")

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sessionlog_spec.files import FileProblem, read_regular
 from sessionlog_spec.protocol import jsonlines
 from sessionlog_spec.protocol.messages import PROTOCOL, Hello
 from sessionlog_spec.protocol.schema import InvalidRequest, validate_request
@@ -112,27 +111,14 @@ def read_case(path: Path, limit: int = MAX_CASE_BYTES) -> dict[str, Any]:
 
 
 def _bounded_read(path: Path, limit: int) -> bytes:
-    """At most ``limit`` bytes of a regular file; anything else is a :class:`CaseFileError`.
-
-    The open does not block (a FIFO swapped in after the check would), and the file is checked again once open.
-    """
+    """At most ``limit`` bytes of a regular file; anything else is a :class:`CaseFileError`."""
     try:
-        if stat.S_ISDIR(os.stat(path).st_mode):
-            raise CaseFileError("it is a directory; give one of the .json files in it")
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-        with os.fdopen(descriptor, "rb") as file:
-            status = os.fstat(descriptor)
-            if not stat.S_ISREG(status.st_mode):
-                raise CaseFileError("not a regular file")
-            if status.st_size > limit:
-                size = f"{status.st_size:,} bytes"
-                raise CaseFileError(f"the file is {size}, over the {limit:,} byte limit of a counterexample file")
-            data = file.read(limit + 1)
-    except OSError as error:
-        raise CaseFileError(error.strerror or str(error)) from None
-    if len(data) > limit:
-        raise CaseFileError(f"the file is over the {limit:,} byte limit of a counterexample file")
-    return data
+        return read_regular(path, limit, "counterexample file")
+    except FileProblem as problem:
+        text = str(problem)
+        if text == "it is a directory":
+            text += "; give one of the .json files in it"
+        raise CaseFileError(text) from None
 
 
 def _exchange_problem(exchange: Any) -> str | None:

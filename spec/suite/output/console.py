@@ -160,6 +160,8 @@ def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdic
             invariants = ", ".join(failure.disagreement.invariants) or "-"
             console.print(f"  invariants: {invariants}; case file: {failure.case_file}", markup=False)
             console.print(f"  replay: {replay_command(failure.case_file, port_options)}", markup=False, soft_wrap=True)
+            if failure.shrink_note:
+                console.print(f"  {failure.shrink_note}", markup=False, soft_wrap=True)
     never = [*verdict.never_invariants, *verdict.never_codes]
     complete = not run.options.only and all(r.status in (PASSED, FAILED) for r in run.groups)
     if never and complete:

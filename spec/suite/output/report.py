@@ -55,6 +55,7 @@ def failure_json(failure: Failure, judgement: Judgement, port: str) -> dict[str,
             "port": answer_json(exchange.actual),
         },
         "flaky": failure.flaky,
+        "shrinking_stopped": bool(failure.shrink_note),
         "expected": None if entry is None else {"names": entry.describe(), "reason": entry.reason},
     }
 

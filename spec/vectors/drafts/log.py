@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
-from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, thaw
+from sessionlog_spec.model.json_value import MAX_NESTING, MAX_SAFE_INTEGER, thaw
 from sessionlog_spec.suite.agent.builder import PROVIDER, SessionBuilder, basic_header, text_block
+from sessionlog_spec.suite.agent.candidates import nested_value
 from sessionlog_spec.vectors.drafts import steps
 from sessionlog_spec.vectors.drafts.scenes import history_one_turn, scene
 from sessionlog_spec.vectors.drafts.steps import case
@@ -133,6 +135,8 @@ def drafts() -> list[Draft]:
     dispatch: dict[str, Any] = {"rootCallId": "call-1", "parentCallId": "call-1", "subCallId": "sub-1", "name": "grep"}
     dispatch["arguments"] = _lossless_data()
     lossless = {"type": "tool/code-dispatch-start", "seq": later.next_seq, "time": 1, "data": dispatch}
+    # The deepest data the format allows: the arguments nest 255 levels, so ``data`` nests 256.
+    deepest = {**lossless, "data": {**dispatch, "arguments": nested_value(MAX_NESTING - 1, random.Random(256))}}
     title = {"title": "Untitled", "messageSeqs": [], "source": {"kind": "user"}}
     limits = {"type": "session/title", "seq": later.next_seq, "time": MAX_SAFE_INTEGER, "data": title}
     text = later.event("user/message", None, commit=False)  # only for its seq and time
@@ -160,6 +164,8 @@ def drafts() -> list[Draft]:
              *open_turn.replay(), steps.append(known_ignorable)),
         case(FILE, "lossless-values", "INV-LOG-4", "safe-integer bounds, finite fractions, 0.0 and non-ASCII text are lossless",
              *open_turn.replay(), steps.append(lossless)),
+        case(FILE, "nesting-at-limit", "INV-LOG-4", "a payload nesting exactly 256 levels deep is lossless",
+             *open_turn.replay(), steps.append(deepest), steps.save()),
         case(FILE, "time-at-safe-maximum", "INV-LOG-2", "time may be 2^53 - 1", *open_turn.replay(), steps.append(limits)),
         case(FILE, "stored-form-equals-candidate", "INV-LOG-12 INV-JSONL-2",
              "a candidate with envelope and data members out of order is saved as the same JSON value",
