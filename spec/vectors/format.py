@@ -111,8 +111,8 @@ def load_document(path: Path) -> dict[str, Any]:
     """A vector file, read with exact integers (``-0.0`` stays a float); bounded, regular files only."""
     try:
         value: object = json.loads(read_regular(path, MAX_VECTOR_FILE_BYTES, "vector file").decode("utf-8"))
-    except FileProblem as problem:
-        raise VectorFileError(f"cannot read {path}: {problem}") from None
+    except FileProblem as unreadable:
+        raise VectorFileError(f"cannot read {path}: {unreadable}") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise VectorFileError(f"cannot read {path}: not UTF-8 JSON ({error})") from None
     problem = best_match(_document_validator().iter_errors(value))

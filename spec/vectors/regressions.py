@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from sessionlog_spec.registry import BY_ID, INVARIANTS
+from sessionlog_spec.suite.output.cases import CaseFileError, read_case
 from sessionlog_spec.vectors.format import (
     REGRESSIONS,
     VECTORS_DIR,
@@ -69,9 +69,10 @@ def draft_from(document: dict[str, Any]) -> Draft:
 
 def add(path: Path, root: Path = VECTORS_DIR) -> tuple[Case, bool]:
     """Append the counterexample at ``path`` to the regressions file; returns the case and whether it was new."""
-    counterexample = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(counterexample, dict):
-        raise NotACounterexample("it is not a JSON object")
+    try:
+        counterexample = read_case(path)  # bounded, regular files only, checked as a counterexample
+    except CaseFileError as error:
+        raise NotACounterexample(str(error)) from None
     case = case_of(draft_from(counterexample), refusals_allowed=True)
     target = path_of(REGRESSIONS, root)
     cases: list[Case] = load_document(target)["cases"] if target.exists() else []

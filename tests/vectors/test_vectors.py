@@ -579,3 +579,14 @@ def test_a_bad_vector_file_is_one_line_and_status_2_without_blocking(
     assert err.startswith(f"cannot read {directory / 'log.json'}: ") and "\n" not in err, err
     if kind == "case-without-expected":
         assert "'expected' is a required property" in err and "['cases'][3]" in err
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_vectors_add_reads_only_a_bounded_regular_counterexample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["vectors", "add", "/dev/zero", "--dir", str(tmp_path)]) == 2  # a device, never read to its end
+    assert capsys.readouterr().err.strip() == "cannot import /dev/zero: not a regular file"
+    listed = tmp_path / "list.json"
+    listed.write_text("[]", encoding="utf-8")
+    assert cli.main(["vectors", "add", str(listed), "--dir", str(tmp_path)]) == 2
+    assert "not a sessionlog-case/1 file" in capsys.readouterr().err
+    assert not (tmp_path / "regressions.json").exists()
