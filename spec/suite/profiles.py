@@ -47,7 +47,7 @@ PROFILES: dict[str, Profile] = {
     "dev": Profile(
         "dev", max_examples=12, step_count=30, require_full_coverage=False, property_examples=300, shrink_seconds=30
     ),
-    "ci": Profile("ci", max_examples=60, step_count=40, require_full_coverage=False, property_examples=50, shrink_seconds=90),
+    "ci": Profile("ci", max_examples=100, step_count=40, require_full_coverage=False, property_examples=50, shrink_seconds=90),
     "nightly": Profile(
         "nightly",
         max_examples=500,

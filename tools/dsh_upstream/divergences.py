@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessionlog_spec.protocol.messages import Ok, Port, Refused, Reply
+from sessionlog_spec.protocol.messages import Ok, Port, PortFault, Refused, Reply
 from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER
 from sessionlog_spec.suite.agent import layouts
 from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header, realistic_session
@@ -337,6 +337,9 @@ class Outcome:
     """``agree``, ``agree*``, the deviation or gap that explains a divergence, or ``unexplained``."""
 
 
+PORT_FAULT = "port-fault"
+
+
 def ask(question: Question, upstream: Port) -> Outcome:
     """Send ``question`` to a fresh model and to ``upstream``; judge every exchange like the suite."""
     oracle = InProcessPort(Oracle())
@@ -345,7 +348,13 @@ def ask(question: Question, upstream: Port) -> Outcome:
     asked: Reply | None = None
     model = ""
     for op, args in transcript(question):
-        expected, actual = oracle.call(op, **args), upstream.call(op, **args)
+        expected = oracle.call(op, **args)
+        try:
+            actual = upstream.call(op, **args)
+        except PortFault as fault:  # the driver is gone (or its reply unreadable): the caller restarts it
+            exchanges.append(Exchange(op, args, expected, fault))
+            model = expected.code if isinstance(expected, Refused) else "accepts"
+            return Outcome(question, PORT_FAULT, fault.kind, model, exchanges, Mismatch(PORT_FAULT, str(fault)))
         exchanges.append(Exchange(op, args, expected, actual))
         if op not in ("reset", "state"):  # the last other op is the question; earlier ones set it up
             asked, model = actual, expected.code if isinstance(expected, Refused) else "accepts"
@@ -406,12 +415,13 @@ def explain(outcome: Outcome, notes: Sequence[Explanation] = ()) -> str:
         return outcome.verdict
     q = outcome.question
     text = f"{q.group} {q.name} {outcome.model} {outcome.verdict} {outcome.upstream}"
+    # A deliberate difference of the model explains a divergence before any driver note does.
+    for explanation in EXPLANATIONS:
+        if re.search(explanation.pattern, text, re.IGNORECASE):
+            return explanation.label
     for explanation in notes:
         # A driver's notes may also look at how the results differ.
         if re.search(explanation.pattern, f"{text} | {outcome.mismatch.message}", re.IGNORECASE):
-            return explanation.label
-    for explanation in EXPLANATIONS:
-        if re.search(explanation.pattern, text, re.IGNORECASE):
             return explanation.label
     return "unexplained"
 
@@ -452,6 +462,9 @@ def main(argv: list[str] | None = None) -> int:
             outcome = ask(question, upstream)
             outcome.explained = explain(outcome, notes)
             outcomes.append(outcome)
+            if outcome.verdict == PORT_FAULT:
+                upstream.close()
+                upstream = SubprocessPort(command, timeout=60.0)
         if args.check is not None:
             changed = changes(json.loads(args.check.read_text(encoding="utf-8")), outcomes)
             for line in changed:

@@ -306,7 +306,7 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
         return builder.request_header(header, reason, draw(st.booleans()), commit=False)
     if action == "compaction":
         start, end = draw(st.sampled_from(builder.legal_ranges()))
-        if builder.state.trace.open_step is None and draw(st.integers(0, 7)) == 0:
+        if builder.state.trace.open_step is None and draw(st.integers(0, 3)) == 0:
             # Now and then a compactor that ignores the balance: the log takes its summary over any
             # span (the released session does), and its surface may have no balance after it.
             nodes = builder.state.surface.nodes
