@@ -18,10 +18,10 @@ class FileProblem(ValueError):
     """The file cannot be read as asked: missing, not a regular file, or over its size limit."""
 
 
-def read_regular(path: Path, limit: int, what: str = "file") -> bytes:
+def read_regular(path: Path, limit: int, what: str = "a file") -> bytes:
     """At most ``limit`` bytes of the regular file at ``path``; anything else is a :class:`FileProblem`.
 
-    ``what`` names the kind of file in the size message ("the file is over the 16 MiB limit of a ``what``").
+    ``what`` names the kind of file in the size message, with its article ("a vector file").
     """
     try:
         if stat.S_ISDIR(os.stat(path).st_mode):
@@ -32,10 +32,10 @@ def read_regular(path: Path, limit: int, what: str = "file") -> bytes:
             if not stat.S_ISREG(status.st_mode):
                 raise FileProblem("not a regular file")
             if status.st_size > limit:
-                raise FileProblem(f"the file is {status.st_size:,} bytes, over the {limit:,} byte limit of a {what}")
+                raise FileProblem(f"the file is {status.st_size:,} bytes, over the {limit:,} byte limit of {what}")
             data = file.read(limit + 1)
     except OSError as error:
         raise FileProblem(error.strerror or str(error)) from None
     if len(data) > limit:  # it grew after the size was read
-        raise FileProblem(f"the file is over the {limit:,} byte limit of a {what}")
+        raise FileProblem(f"the file is over the {limit:,} byte limit of {what}")
     return data

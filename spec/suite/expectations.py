@@ -37,7 +37,7 @@ MAX_EXPECTATIONS_BYTES = 16 << 20
 def _read_bounded(path: Path) -> str:
     """The text of a regular file of at most :data:`MAX_EXPECTATIONS_BYTES` (see :func:`read_regular`)."""
     try:
-        data = read_regular(path, MAX_EXPECTATIONS_BYTES, "expected-failures file")
+        data = read_regular(path, MAX_EXPECTATIONS_BYTES, "an expected-failures file")
     except FileProblem as problem:
         raise ExpectationError(f"{path}: {problem}") from None
     try:

@@ -110,7 +110,7 @@ class VectorFileError(ValueError):
 def load_document(path: Path) -> dict[str, Any]:
     """A vector file, read with exact integers (``-0.0`` stays a float); bounded, regular files only."""
     try:
-        value: object = json.loads(read_regular(path, MAX_VECTOR_FILE_BYTES, "vector file").decode("utf-8"))
+        value: object = json.loads(read_regular(path, MAX_VECTOR_FILE_BYTES, "a vector file").decode("utf-8"))
     except FileProblem as unreadable:
         raise VectorFileError(f"cannot read {path}: {unreadable}") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as error:

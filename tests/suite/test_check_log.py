@@ -888,7 +888,7 @@ def test_an_expected_failures_file_is_read_bounded_like_a_log(tmp_path: Path, mo
     listed.write_text(json.dumps([{"group": "surface", "reason": "known"}]))
     assert [entry.group for entry in expectations.load_expectations(listed)] == ["surface"]
     monkeypatch.setattr(expectations, "MAX_EXPECTATIONS_BYTES", 10)
-    with pytest.raises(expectations.ExpectationError, match="longer than 10 bytes"):
+    with pytest.raises(expectations.ExpectationError, match="over the 10 byte limit of an expected-failures file"):
         expectations.load_expectations(listed)
 
 

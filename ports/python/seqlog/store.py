@@ -78,8 +78,6 @@ DEFAULT_BUFFER_BYTES = 1 << 16
 READ_CHUNK_BYTES = 1 << 20
 """Reads of a stored file go in chunks of at most this many bytes, up to the size the file had."""
 DEFAULT_MAX_LINE_BYTES = 64 << 20
-MAX_NESTING = 512
-"""Deepest payload the store writes: well inside what a strict JSON reader can read back."""
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -95,20 +93,6 @@ def _write_all(fd: int, payload: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
-
-
-def _nesting(value: object) -> int:
-    """How deeply arrays and objects nest in ``value``, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list | tuple):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in item)
-    return deepest
 
 
 @contextlib.contextmanager
@@ -519,11 +503,7 @@ class SessionStore:
         envelope = encode_event(event)
         try:
             line = orjson.dumps(envelope) + b"\n"
-        except orjson.JSONEncodeError:
-            if _nesting(envelope) > MAX_NESTING:
-                raise SeqlogError(
-                    LibCode.PAYLOAD_TOO_DEEP, f"event seq {event.seq} nests deeper than {MAX_NESTING} levels"
-                ) from None
+        except orjson.JSONEncodeError:  # a lone surrogate, or nesting orjson does not take (the format allows 256)
             line = encode_line(envelope) + b"\n"
         if len(line) > self._max_line_bytes:
             raise SeqlogError(

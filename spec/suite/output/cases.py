@@ -113,7 +113,7 @@ def read_case(path: Path, limit: int = MAX_CASE_BYTES) -> dict[str, Any]:
 def _bounded_read(path: Path, limit: int) -> bytes:
     """At most ``limit`` bytes of a regular file; anything else is a :class:`CaseFileError`."""
     try:
-        return read_regular(path, limit, "counterexample file")
+        return read_regular(path, limit, "a counterexample file")
     except FileProblem as problem:
         text = str(problem)
         if text == "it is a directory":
