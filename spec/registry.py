@@ -542,6 +542,15 @@ INVARIANTS: tuple[Invariant, ...] = (
         "The released codec writes long provenance compactly; the session sees only the expanded seqs.",
         C.JSONL_MALFORMED_LINE,
     ),
+    _inv(
+        "INV-JSONL-11",
+        "A durable store never loses an event it acknowledged as durable: after a crash at any moment (a killed "
+        "process, a write cut short) or damage past its durable bytes, reopening recovers, exactly as `load` reads "
+        "the bytes left on disk, a session whose events begin with every acknowledged event; what reopening leaves "
+        "on disk reads back as that session, and a refused append changes neither the session nor what is durable.",
+        "A caller that was told an event is durable has moved on (answered the user, started the tool); losing it "
+        "afterwards rewrites history that others already acted on.",
+    ),
     # --- LEGACY ------------------------------------------------------------------------------
     _inv(
         "INV-LEGACY-1",

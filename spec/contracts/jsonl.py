@@ -9,6 +9,7 @@ import icontract
 
 from sessionlog_spec.contracts import ENABLED
 from sessionlog_spec.contracts._support import accepted
+from sessionlog_spec.model import durability as _durability
 from sessionlog_spec.model import jsonl as _jsonl
 from sessionlog_spec.model import load as _load
 from sessionlog_spec.model.event import KNOWN_EVENT_TYPES, Event, encode_event
@@ -206,3 +207,20 @@ def reload_is_stable(text: str, result: LoadedSession) -> bool:
 def load_session(text: str) -> LoadedSession | Violation:
     """Read a stored log as a repaired v1 session."""
     return _load.load_session(text)
+
+
+def keeps_the_acknowledged(acknowledged: Sequence[Event], stored: str, result: LoadedSession | Violation | int) -> bool:
+    """INV-JSONL-11: a recovery is accepted only when its events begin with every acknowledged event."""
+    if not isinstance(result, LoadedSession):
+        return True
+    events = result.state.events
+    return len(events) >= len(acknowledged) and all(a == b for a, b in zip(acknowledged, events, strict=False))
+
+
+@icontract.ensure(
+    lambda acknowledged, stored, result: keeps_the_acknowledged(acknowledged, stored, result), "INV-JSONL-11", enabled=ENABLED
+)
+@icontract.ensure(lambda result: not isinstance(result, int) or result > 0, "INV-JSONL-11", enabled=ENABLED)
+def recovery(acknowledged: Sequence[Event], stored: str) -> LoadedSession | Violation | int:
+    """What reopening a store's bytes recovers, or the refusal, or how many acknowledged events were lost."""
+    return _durability.recovery(acknowledged, stored)

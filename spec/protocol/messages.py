@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 PROTOCOL = "sessionlog-driver/1"
-GROUPS = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction")
+GROUPS = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction", "storage")
 """The capability groups, in report order."""
 
 OPS_BY_GROUP: dict[str, tuple[str, ...]] = {
@@ -25,6 +25,7 @@ OPS_BY_GROUP: dict[str, tuple[str, ...]] = {
     "read": ("read",),
     "legacy": ("upgrade_v0",),
     "compaction": ("cuts",),
+    "storage": ("store_create", "store_open", "store_append", "store_checkpoint", "store_close"),
 }
 PROTOCOL_CODES = frozenset({"UNSUPPORTED", "BAD_REQUEST", "UNMAPPED"})
 

@@ -7,15 +7,17 @@ group.  It is also the reference for anyone writing a driver: each op is a few l
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from sessionlog_spec.model.compaction import balanced_around, cut_balances, region_shadowed
 from sessionlog_spec.model.event import Event, decode_event, encode_event
 from sessionlog_spec.model.header import InstanceFacts, decide_request_header, fold_request_header, header_shape_problem
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, thaw
-from sessionlog_spec.model.jsonl import header_line_problem
+from sessionlog_spec.model.jsonl import decode_text, header_line_problem
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
 from sessionlog_spec.model.load import load_session, read_log, save_session
 from sessionlog_spec.model.repair import interrupted_turn_closers
@@ -25,6 +27,8 @@ from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol import jsonlines
 from sessionlog_spec.protocol.messages import GROUPS, PROTOCOL
 
+STORE_FILE = "events.jsonl"
+"""The durable log of a ``storage`` store: ``dir/events.jsonl``."""
 DEFAULT_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0, "delegationDepth": 0}
 
 
@@ -80,7 +84,16 @@ class ModelDriver:
             "read": self.op_read,
             "upgrade_v0": self.op_upgrade_v0,
             "cuts": self.op_cuts,
+            "store_create": self.op_store_create,
+            "store_open": self.op_store_open,
+            "store_append": self.op_store_append,
+            "store_checkpoint": lambda _: {"durable_length": self._checkpoint()},
+            "store_close": self.op_store_close,
         }
+        self.store: Path | None = None
+        """The directory of the open durable store, if any."""
+        self.durable = 0
+        """How many events of the open store are on stable storage."""
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         request_id = request.get("id")
@@ -185,6 +198,81 @@ class ModelDriver:
             return loaded
         self.state, self.header = loaded.state, loaded.header
         return {**state_result(loaded.state), "dropped_torn_tail": loaded.dropped_torn_tail, "closers": len(loaded.closers)}
+
+    # -- storage: a reference durable store that writes the whole stored form at every checkpoint ------
+
+    def _store_dir(self, request: dict[str, Any]) -> Path:
+        directory = request["dir"]
+        if not isinstance(directory, str) or not directory:
+            raise BadRequest("dir must be a non-empty path")
+        if self.store is not None:
+            raise BadRequest("a store is open: close it first")
+        return Path(directory)
+
+    def _open_store(self) -> Path:
+        if self.store is None:
+            raise BadRequest("no store is open")
+        return self.store
+
+    def stored_text(self, directory: Path) -> str:
+        """The text of ``directory``'s log, as a reader decodes its bytes."""
+        return decode_text((directory / STORE_FILE).read_bytes())[0]
+
+    def persist(self, directory: Path) -> None:
+        """Replace the log with the session's stored form: a temporary file, fsync, rename, fsync the directory."""
+        temporary = directory / (STORE_FILE + ".tmp")
+        with open(temporary, "wb") as file:
+            file.write(save_session(self.header, self.state).encode("utf-8"))
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, directory / STORE_FILE)
+        descriptor = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+    def _checkpoint(self) -> int:
+        self.persist(self._open_store())
+        self.durable = len(self.state.events)
+        return self.durable
+
+    def op_store_create(self, request: dict[str, Any]) -> Any:
+        directory = self._store_dir(request)
+        header = request.get("header", DEFAULT_HEADER)
+        if not isinstance(header, Mapping) or header_line_problem(header) is not None:
+            raise BadRequest("header must be a valid session header line")
+        self.state, self.header = EMPTY_SESSION, _frozen(header)
+        self.prepare(directory)
+        self.store = directory
+        return {**state_result(self.state), "durable_length": self._checkpoint()}
+
+    def prepare(self, directory: Path) -> None:
+        """Make the new store's directory; a log already there is not overwritten."""
+        directory.mkdir(parents=True, exist_ok=True)
+        if (directory / STORE_FILE).exists():
+            raise BadRequest(f"{directory} already holds a log")
+
+    def op_store_open(self, request: dict[str, Any]) -> Any:
+        directory = self._store_dir(request)
+        loaded = load_session(self.stored_text(directory))
+        if isinstance(loaded, Violation):
+            return loaded
+        self.state, self.header, self.store = loaded.state, loaded.header, directory
+        recovered = {"dropped_torn_tail": loaded.dropped_torn_tail, "closers": len(loaded.closers)}
+        return {**state_result(loaded.state), "durable_length": self._checkpoint(), **recovered}
+
+    def op_store_append(self, request: dict[str, Any]) -> Any:
+        self._open_store()
+        appended = self.op_append(request)
+        if isinstance(appended, Violation):
+            return appended
+        return {**appended, "durable_length": self.durable}
+
+    def op_store_close(self, _: dict[str, Any]) -> Any:
+        durable = self._checkpoint()
+        self.store = None
+        return {"durable_length": durable}
 
     def op_read(self, request: dict[str, Any]) -> Any:
         if not isinstance(request["jsonl"], str):

@@ -27,7 +27,7 @@ from sessionlog_spec.protocol.messages import Ok, Refused, Reply
 
 NOT_A_REFUSAL = frozenset({"UNSUPPORTED", "BAD_REQUEST"})
 """Protocol codes that never count as refusing a candidate."""
-STATEFUL_RESULT_OPS = frozenset({"seed", "append", "state", "load"})
+STATEFUL_RESULT_OPS = frozenset({"seed", "append", "state", "load", "store_create", "store_open", "store_append"})
 """Ops whose result carries the session state (and so its ``header``)."""
 SHORT_LIMIT = 160
 """Longest rendering of one JSON value in a message."""
@@ -73,11 +73,18 @@ def _refusal(reply: Refused) -> str:
 def _result_mismatch(op: str, expected: Any, actual: Any, header_observed: bool) -> Mismatch | None:
     if op == "save":
         return _saved_mismatch(expected, actual)
+    if op.startswith("store_"):
+        # When events become durable is the port's choice; the storage machine holds it to its word.
+        expected, actual = _without(expected, "durable_length"), _without(actual, "durable_length")
     if op in STATEFUL_RESULT_OPS and not header_observed:
         expected, actual = _without_header(expected), _without_header(actual)
     if json_equal(expected, actual):
         return None
     return Mismatch("wrong-result", f"{op}: the port's result differs from the model's {difference(expected, actual)}")
+
+
+def _without(result: Any, member: str) -> Any:
+    return {k: v for k, v in result.items() if k != member} if isinstance(result, Mapping) else result
 
 
 class _Absent:

@@ -34,6 +34,10 @@ class GroupCoverage:
     rules: Counter[str] = field(default_factory=Counter)
     invariants: Counter[str] = field(default_factory=Counter)
     codes: Counter[str] = field(default_factory=Counter)
+    crash_trials: int = 0
+    """Storage: how often the driver was killed mid-write and its store reopened."""
+    durable_lost: int = 0
+    """Storage: acknowledged-durable events that a reopen did not recover (must stay 0)."""
 
     def record_step(self, rule: str, invariants: Iterable[str], codes: Iterable[str]) -> None:
         """Count one step of ``rule`` and everything it exercised."""
@@ -51,6 +55,7 @@ class GroupCoverage:
             "rules": dict(sorted(self.rules.items())),
             "invariants": dict(sorted(self.invariants.items())),
             "codes": dict(sorted(self.codes.items())),
+            **({"crash_trials": self.crash_trials, "durable_lost": self.durable_lost} if self.group == "storage" else {}),
         }
 
 

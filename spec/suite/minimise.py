@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sessionlog_spec.protocol.messages import Port, PortFault
+from sessionlog_spec.protocol.messages import Port, PortFault, Reply
 from sessionlog_spec.suite.agreement import Mismatch, compare
 from sessionlog_spec.suite.exchange import Exchange
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
+from sessionlog_spec.suite.storage_actions import DONE, SUITE_ACTIONS, DurabilityJudge, fresh_directories, judge_replayed, perform
 
 Request = tuple[str, dict[str, Any]]
 LIST_ARGUMENTS = ("events",)
@@ -37,12 +38,24 @@ class _Replayer:
         """The exchanges up to the first disagreement, when it is the same kind on the same op."""
         if self.dead and not self.restart():
             return None
-        oracle = InProcessPort(Oracle())
+        with fresh_directories(requests) as moved:
+            return self._replayed(requests, moved)
+
+    def _replayed(self, requests: list[Request], moved: list[Request]) -> tuple[list[Exchange], Mismatch] | None:
+        # ``moved`` is what is sent (store directories made fresh); the transcript keeps ``requests``.
+        driver = Oracle()
+        oracle = InProcessPort(driver)
+        judge = DurabilityJudge()
         exchanges: list[Exchange] = []
-        for op, args in requests:
-            expected = oracle.call(op, **args)
+        for (op, args), (_, sent) in zip(requests, moved, strict=True):
+            expected: Reply = DONE
+            actual: Reply = DONE
             try:
-                actual = self.port.call(op, **args)
+                if op in SUITE_ACTIONS:
+                    perform(self.port, op, sent, driver)
+                else:
+                    expected = oracle.call(op, **sent)
+                    actual = self.port.call(op, **sent)
             except PortFault as fault:
                 self.dead = True
                 exchanges.append(Exchange(op, args, expected, fault))
@@ -50,6 +63,8 @@ class _Replayer:
                 return (exchanges, mismatch) if (op, mismatch.kind) == (self.op, self.kind) else None
             exchanges.append(Exchange(op, args, expected, actual))
             found = compare(op, expected, actual, self.strict_codes, self.header_observed)
+            if found is None and (wrong := judge_replayed(judge, op, sent, actual, driver)) is not None:
+                found = Mismatch("wrong-result", wrong)
             if found is not None:
                 return (exchanges, found) if (op, found.kind) == (self.op, self.kind) else None
         return None

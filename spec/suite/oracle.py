@@ -11,6 +11,7 @@ with it on every group: the suite's own tests check that.)
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from sessionlog_spec.model.event import Event, decode_event
@@ -68,6 +69,15 @@ class Oracle(ModelDriver):
 
     def events_of(self, raws: Any) -> tuple[Event, ...] | Violation:
         return self.decoded(raws)
+
+    # The oracle only answers: the store on disk is the port's.  It reads the port's file on
+    # ``store_open`` (before the port does) and never writes.
+
+    def persist(self, directory: Path) -> None:
+        """Nothing: the oracle writes no file."""
+
+    def prepare(self, directory: Path) -> None:
+        """Nothing: the port makes the directory."""
 
     def session_of(self, raws: Any) -> SessionState | Violation:
         return self.validated(raws)

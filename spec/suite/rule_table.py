@@ -67,6 +67,12 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "balance_around": ("INV-COMPACT-1", "INV-COMPACT-2", "INV-COMPACT-5"),
     "compaction_region": ("INV-COMPACT-3",),
     "careless_compaction": ("INV-COMPACT-1", "INV-COMPACT-3", "INV-COMPACT-6"),
+    # storage
+    "create_store": ("INV-JSONL-1", "INV-JSONL-11"),
+    "checkpoint": ("INV-JSONL-11",),
+    "close_and_reopen": ("INV-JSONL-2", "INV-JSONL-8", "INV-JSONL-11"),
+    "damage_and_reopen": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-5", "INV-JSONL-8", "INV-JSONL-11", "INV-REPAIR-5"),
+    "crash_and_reopen": ("INV-JSONL-3", "INV-JSONL-8", "INV-JSONL-11", "INV-REPAIR-2", "INV-REPAIR-5"),
 }
 """The machines' own rules: their ``@step`` methods and the names they ``retitle`` to, agent actions aside."""
 
@@ -87,6 +93,11 @@ OP_INVARIANTS: dict[str, tuple[str, ...]] = {
     "read": ("INV-JSONL-1", "INV-JSONL-5", "INV-JSONL-7"),
     "upgrade_v0": ("INV-LEGACY-6",),
     "cuts": ("INV-COMPACT-2", "INV-COMPACT-4"),
+    "store_create": ("INV-JSONL-1",),
+    "store_open": ("INV-JSONL-1", "INV-JSONL-11"),
+    "store_append": ("INV-LOG-5", "INV-LOG-12"),
+    "store_checkpoint": ("INV-JSONL-11",),
+    "store_close": ("INV-JSONL-11",),
 }
 
 GROUP_OBSERVES: dict[str, frozenset[str]] = {
@@ -98,6 +109,7 @@ GROUP_OBSERVES: dict[str, frozenset[str]] = {
     "read": frozenset({"JSONL", "LEGACY", "LOG", "PAY", "SURF", "TRACE", "HDR", "COMPACT", "REL"}),
     "legacy": frozenset({"LEGACY", "JSONL"}),
     "compaction": frozenset({"COMPACT"}),
+    "storage": frozenset({"JSONL", "REPAIR", "LOG", "PAY", "SURF", "TRACE", "HDR", "COMPACT", "REL"}),
 }
 """The invariant groups whose effects a capability group's ops make visible."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,10 +26,11 @@ from seqlog.jsonvalue import FrozenObject, NotLossless, freeze, thaw
 from seqlog.legacy import StoredLog, upgrade_v0
 from seqlog.repair import interrupted_turn_closers
 from seqlog.session import Session
+from seqlog.store import SessionStore
 from seqlog.surface import fold_surface
 
 PROTOCOL = "sessionlog-driver/1"
-CAPABILITIES = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction")
+CAPABILITIES = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction", "storage")
 DEFAULT_HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "conformance", "createdAt": 0, "delegationDepth": 0}
 
 
@@ -112,7 +114,13 @@ class SeqlogDriver:
             "read": self.op_read,
             "upgrade_v0": self.op_upgrade_v0,
             "cuts": self.op_cuts,
+            "store_create": self.op_store_create,
+            "store_open": self.op_store_open,
+            "store_append": self.op_store_append,
+            "store_checkpoint": self.op_store_checkpoint,
+            "store_close": self.op_store_close,
         }
+        self.store: SessionStore | None = None
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(request, dict):
@@ -206,6 +214,54 @@ class SeqlogDriver:
         loaded = load_text(text, clock=_pinned_clock)
         self.session, self.header = loaded.session, loaded.header
         return {**state_result(loaded.session), "dropped_torn_tail": loaded.dropped_torn_tail, "closers": len(loaded.closers)}
+
+    # -- storage: the durable store itself (``dir/events.jsonl``) ----------------------------------------
+
+    def _directory(self, request: dict[str, Any]) -> Path:
+        directory = request["dir"]
+        if not isinstance(directory, str) or not directory:
+            raise BadRequest("dir must be a non-empty path")
+        if self.store is not None:
+            raise BadRequest("a store is open: close it first")
+        return Path(directory)
+
+    def _open_store(self) -> SessionStore:
+        if self.store is None:
+            raise BadRequest("no store is open")
+        return self.store
+
+    def _store_state(self, store: SessionStore) -> dict[str, Any]:
+        return {**state_result(store.session), "durable_length": store.durable_length}
+
+    def op_store_create(self, request: dict[str, Any]) -> Any:
+        directory = self._directory(request)
+        header = request.get("header", DEFAULT_HEADER)
+        if not isinstance(header, Mapping):
+            raise BadRequest("header must be a session header line")
+        self.store = SessionStore.create(directory, header=header, clock=_pinned_clock)
+        return self._store_state(self.store)
+
+    def op_store_open(self, request: dict[str, Any]) -> Any:
+        self.store = SessionStore.open(self._directory(request), clock=_pinned_clock)
+        loaded = self.store.loaded
+        assert loaded is not None
+        return {**self._store_state(self.store), "dropped_torn_tail": loaded.dropped_torn_tail, "closers": len(loaded.closers)}
+
+    def op_store_append(self, request: dict[str, Any]) -> Any:
+        store = self._open_store()
+        store.session.append_event(request["event"])
+        return self._store_state(store)
+
+    def op_store_checkpoint(self, _: dict[str, Any]) -> Any:
+        store = self._open_store()
+        store.checkpoint()
+        return {"durable_length": store.durable_length}
+
+    def op_store_close(self, _: dict[str, Any]) -> Any:
+        store = self._open_store()
+        self.store = None
+        store.close()
+        return {"durable_length": store.durable_length}
 
     def op_read(self, request: dict[str, Any]) -> Any:
         text = request["jsonl"]

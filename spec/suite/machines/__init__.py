@@ -15,6 +15,7 @@ from sessionlog_spec.suite.machines.legacy import LegacyMachine
 from sessionlog_spec.suite.machines.pure import CompactionMachine, RepairMachine, SurfaceMachine
 from sessionlog_spec.suite.machines.read import ReadMachine
 from sessionlog_spec.suite.machines.session import SessionMachine
+from sessionlog_spec.suite.machines.storage import StorageMachine
 
 MACHINES: dict[str, type[ConformanceMachine]] = {
     "session": SessionMachine,
@@ -25,6 +26,7 @@ MACHINES: dict[str, type[ConformanceMachine]] = {
     "read": ReadMachine,
     "legacy": LegacyMachine,
     "compaction": CompactionMachine,
+    "storage": StorageMachine,
 }
 assert tuple(MACHINES) == GROUPS
 

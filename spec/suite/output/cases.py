@@ -21,6 +21,7 @@ from sessionlog_spec.protocol.schema import InvalidRequest, validate_request
 from sessionlog_spec.suite.agreement import short
 from sessionlog_spec.suite.exchange import answer_json
 from sessionlog_spec.suite.machines.base import Disagreement
+from sessionlog_spec.suite.storage_actions import SUITE_ACTIONS, action_problem
 
 CASE_FORMAT = "sessionlog-case/1"
 MAX_CASE_BYTES = 64 << 20
@@ -130,6 +131,8 @@ def _exchange_problem(exchange: Any) -> str | None:
         return "'op' is missing or not a string"
     if not isinstance(args, dict):
         return f"'args' of {op} is a JSON {_kind(args)}, not an object"
+    if op in SUITE_ACTIONS:  # done by the suite itself on replay, never sent
+        return action_problem(op, args)
     if "id" in args or "op" in args:
         return f"'args' of {op} may not hold 'id' or 'op'"
     try:

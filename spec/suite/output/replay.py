@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessionlog_spec.protocol.messages import Port, PortFault
+from sessionlog_spec.protocol.messages import Port, PortFault, Reply
 from sessionlog_spec.suite.agreement import Mismatch, compare
 from sessionlog_spec.suite.exchange import Answer, answer_json
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.output.cases import transcript_of
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.ports.subprocess import DEFAULT_TIMEOUT
+from sessionlog_spec.suite.storage_actions import DONE, SUITE_ACTIONS, DurabilityJudge, fresh_directories, judge_replayed, perform
 
 QUOTE_LIMIT = 2000
 """Longest request quoted by ``replay --short`` (by default every request is shown whole)."""
@@ -53,17 +54,28 @@ def replay(document: dict[str, Any], port: Port, strict_codes: bool | None = Non
     """Send a counterexample's requests to ``port`` and to the model; stop at the first disagreement."""
     strict = bool(document.get("strict_codes", True)) if strict_codes is None else strict_codes
     header_observed = "header" in port.hello.capabilities
-    oracle = InProcessPort(Oracle())
+    driver = Oracle()
+    oracle = InProcessPort(driver)
+    judge = DurabilityJudge()
     requests = transcript_of(document)
-    for index, (op, args) in enumerate(requests):
-        expected = oracle.call(op, **args)
-        try:
-            actual = port.call(op, **args)
-        except PortFault as fault:
-            return Replayed(index + 1, index, op, args, expected, fault, Mismatch("port-fault", str(fault)))
-        mismatch = compare(op, expected, actual, strict, header_observed)
-        if mismatch is not None:
-            return Replayed(index + 1, index, op, args, expected, actual, mismatch)
+    # A storage case's directories are made fresh, and its damage and crashes are done again.
+    with fresh_directories(requests) as moved:
+        for index, ((op, args), (_, sent)) in enumerate(zip(requests, moved, strict=True)):
+            expected: Reply = DONE
+            try:
+                if op in SUITE_ACTIONS:
+                    perform(port, op, sent, driver)
+                    actual: Reply = DONE
+                else:
+                    expected = oracle.call(op, **sent)
+                    actual = port.call(op, **sent)
+            except PortFault as fault:
+                return Replayed(index + 1, index, op, args, expected, fault, Mismatch("port-fault", str(fault)))
+            mismatch = compare(op, expected, actual, strict, header_observed)
+            if mismatch is None and (wrong := judge_replayed(judge, op, sent, actual, driver)) is not None:
+                mismatch = Mismatch("wrong-result", wrong)
+            if mismatch is not None:
+                return Replayed(index + 1, index, op, args, expected, actual, mismatch)
     return Replayed(len(requests))
 
 

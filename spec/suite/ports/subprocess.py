@@ -669,6 +669,24 @@ class SubprocessPort:
             self._fault = PortFault(fault.kind, with_stderr(fault.detail, fault.stderr_tail), fault.stderr_tail)
             raise self._fault from None
 
+    def crash(self, op: str, args: Mapping[str, Any], delay: float) -> None:
+        """Send one request, kill the driver and all it started ``delay`` seconds later (SIGKILL, no
+        reply read: the request may have been carried out in part, whole or not at all), then start
+        a fresh driver.  The storage group's crash trials; raises :class:`PortFault` if the new one
+        cannot start."""
+        process = self._process
+        if process is None or self._fault is not None:
+            raise self._dead()
+        self._next_id += 1
+        line = encode_request({"id": self._next_id, "op": op, **args})
+        validate_request(jsonlines.loads(line))
+        with contextlib.suppress(_Failure):
+            process._write(memoryview(line))  # whatever the pipe takes now: a crash may cut the request too
+        time.sleep(delay)
+        self._process = None
+        process.kill()
+        self.restart()
+
     def _say_hello(self) -> Hello:
         """The driver's ``hello``, checked; raises :class:`PortFault`."""
         reply = self.call("hello")
