@@ -7,8 +7,8 @@ from pathlib import Path
 
 from conformance_helpers import broken_driver, read_json, run_cli
 
-from sessionlog_spec.model.event import decode_event
 from sessionlog_spec.model.durability import lost_durable_events
+from sessionlog_spec.model.event import decode_event
 from sessionlog_spec.suite.ports import port_for
 from sessionlog_spec.suite.profiles import PROFILES
 from sessionlog_spec.suite.run import FAILED, PASSED, RunOptions, run_group

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import orjson
