@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,8 +81,20 @@ def test_every_example_on_the_page_fits_the_schema() -> None:
             assert fits("state.result", value), value
 
 
+EXAMPLE_STORE = Path("/tmp/sessionlog-example")
+"""Where the page's ``storage`` examples keep their store (made afresh by the test, then removed)."""
+
+
 def test_the_model_driver_answers_the_page_as_the_page_says() -> None:
     _, run = page_sections()
+    shutil.rmtree(EXAMPLE_STORE, ignore_errors=True)
+    try:
+        _answers_as_the_page_says(run)
+    finally:
+        shutil.rmtree(EXAMPLE_STORE, ignore_errors=True)
+
+
+def _answers_as_the_page_says(run: list[Any]) -> None:
     driver = ModelDriver()
     reply: dict[str, Any] = {}
     op = ""

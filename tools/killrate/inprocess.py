@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from killrate.mutants import Mutant
 from killrate.patching import Patcher
-from killrate.probes import Probe
+from killrate.probes import STORE, Probe
 from seqlog.driver import SeqlogDriver, write_reply
 
 Observed = tuple[str, Any]
@@ -16,12 +18,24 @@ Observed = tuple[str, Any]
 
 
 def run_probe(probe: Probe) -> list[Observed]:
-    """The observable replies of a fresh seqlog driver to ``probe``."""
+    """The observable replies of a fresh seqlog driver to ``probe``.
+
+    A storage probe names its store :data:`~killrate.probes.STORE`; each run gets a fresh directory
+    for it, and a ``store_damage`` request is the probe's own action on the file, not sent.
+    """
     driver = SeqlogDriver()
     observed: list[Observed] = []
-    for number, request in enumerate(probe, start=1):
-        reply = json.loads(write_reply(driver({"id": number, **copy.deepcopy(request)})))
-        observed.append(("ok", reply["result"]) if reply["ok"] else ("refused", reply["error"]["code"]))
+    with tempfile.TemporaryDirectory(prefix="killrate-probe-") as scratch:
+        for number, request in enumerate(probe, start=1):
+            request = copy.deepcopy(request)
+            if request.get("dir") == STORE:
+                request["dir"] = str(Path(scratch) / "store")
+            if request["op"] == "store_damage":
+                (Path(request["dir"]) / "events.jsonl").write_text(request["jsonl"], encoding="utf-8")
+                continue
+            reply = json.loads(write_reply(driver({"id": number, **request})))
+            observed.append(("ok", reply["result"]) if reply["ok"] else ("refused", reply["error"]["code"]))
+        driver({"id": 0, "op": "store_close"})  # release the store before its directory goes
     return observed
 
 

@@ -40,6 +40,7 @@ from seqlog.jsonvalue import EMPTY_OBJECT, FrozenObject, freeze, is_positive, is
 from seqlog.relations import Relations
 from seqlog.repair import OpenTail, PendingCall
 from seqlog.session import Session
+from seqlog.store import SessionStore
 from seqlog.surface import FoldedSurface, SurfaceManager, SurfacePlan
 from seqlog.trace import Brackets
 
@@ -1240,6 +1241,57 @@ def _edge_mints_ids_without_session(original: Fn) -> Fn:
         return f"legacy-message:{seq}"
 
     return _legacy_id
+
+
+# --- INV-JSONL-11: the durable store -------------------------------------------------------------------
+
+_STORE = p.STORE
+_CREATE = {"op": "store_create", "dir": _STORE, "header": json.loads(p.SESSION_LINE)}
+
+
+@mutant(
+    "durable_before_sync", "INV-JSONL-11", "storage", SessionStore, "durable_length",
+    (_CREATE, {"op": "store_append", "event": p.turn_start(0)}),
+)
+def _durable_before_sync(original: Any) -> Any:
+    """The store reports every appended event as durable while it still sits in the write buffer."""
+    return property(lambda self: len(self.session))
+
+
+@mutant(
+    "reopen_keeps_dropped_bytes", "INV-JSONL-11", "storage", SessionStore, "_finish_tail",
+    (
+        _CREATE, {"op": "store_append", "event": p.turn_start(0)}, {"op": "store_close"},
+        {"op": "store_damage", "dir": _STORE,
+         "jsonl": p.SESSION_LINE + "\n" + json.dumps(p.turn_start(0)) + '\n{"type":"turn/e'},
+        {"op": "store_open", "dir": _STORE}, {"op": "store_close"}, {"op": "store_open", "dir": _STORE},
+    ),
+)  # fmt: skip
+def _reopen_keeps_dropped_bytes(original: Fn) -> Fn:
+    """Reopening appends the closers after a torn tail instead of cutting it first."""
+
+    def finish_tail(path: Any, disk: Any, pack_chunks: bool) -> None:
+        original(path, dataclasses.replace(disk, cut=False), pack_chunks)
+
+    return finish_tail
+
+
+@mutant(
+    "close_skips_sync", "INV-JSONL-11", "storage", SessionStore, "close",
+    (_CREATE, {"op": "store_append", "event": p.turn_start(0)}, {"op": "store_close"}, {"op": "store_open", "dir": _STORE}),
+)
+def _close_skips_sync(original: Fn) -> Fn:
+    """Closing releases the store without writing what is still buffered (and says it is durable)."""
+
+    def close(self: SessionStore) -> None:
+        self._buffer.clear()
+        self._buffered.clear()
+        self._buffered_bytes = 0
+        self._buffered_events = 0
+        self._durable = len(self.session)
+        original(self)
+
+    return close
 
 
 # --- the canary -------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ HEADER_B: dict[str, Any] = {"config": {"provider": "p", "model": "m"}, "system":
 TOOL: dict[str, Any] = {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object"}}
 """A header tool as the released rules have it: ``{name, description, parameters}``."""
 SESSION_LINE = '{"type":"session","version":1,"id":"s","createdAt":0,"delegationDepth":0}'
+STORE = "<store>"
+"""The directory of a storage probe's store: a fresh one for every run of the probe."""
 
 
 def event(type_: str, seq: int, data: dict[str, Any], **envelope: Any) -> dict[str, Any]:
