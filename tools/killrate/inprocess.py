@@ -26,8 +26,8 @@ def run_probe(probe: Probe) -> list[Observed]:
     driver = SeqlogDriver()
     observed: list[Observed] = []
     with tempfile.TemporaryDirectory(prefix="killrate-probe-") as scratch:
-        for number, request in enumerate(probe, start=1):
-            request = copy.deepcopy(request)
+        for number, written in enumerate(probe, start=1):
+            request = copy.deepcopy(written)
             if request.get("dir") == STORE:
                 request["dir"] = str(Path(scratch) / "store")
             if request["op"] == "store_damage":
