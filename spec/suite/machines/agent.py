@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 from hypothesis.strategies import DrawFn
 
+from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.actions import TOOL_NAMES, applicable_actions, assistant_with_call, open_calls
 from sessionlog_spec.suite.agent.builder import RawEvent
@@ -120,6 +121,12 @@ class AgentMachine(ConformanceMachine):
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         """Show one invalid candidate to the port."""
         raise NotImplementedError
+
+    def take_over(self, state: SessionState) -> None:
+        """Continue from a session the port now holds, with a new loop instance."""
+        loop = AgentLoop.from_state(state)
+        loop.mode, loop.model, loop.toolbox = self.loop.mode, self.loop.model, self.loop.toolbox
+        self.loop = loop
 
     # -- the agent at work --------------------------------------------------------------------------
 

@@ -13,10 +13,8 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.suite.agent.builder import RawEvent, realistic_session
 from sessionlog_spec.suite.agent.candidates import Mutation
-from sessionlog_spec.suite.agent.loop import AgentLoop
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
@@ -34,12 +32,6 @@ class LiveSessionMachine(AgentMachine):
     def check_state(self) -> None:
         """The port's observable state equals the model's."""
         self.exchange("state")
-
-    def take_over(self, state: SessionState) -> None:
-        """Continue from a session the port now holds, with a new loop instance."""
-        loop = AgentLoop.from_state(state)
-        loop.mode, loop.model, loop.toolbox = self.loop.mode, self.loop.model, self.loop.toolbox
-        self.loop = loop
 
 
 class SessionMachine(LiveSessionMachine):

@@ -34,12 +34,10 @@ from hypothesis.stateful import initialize, precondition, rule
 from hypothesis.strategies import DrawFn
 
 from sessionlog_spec.model.json_value import thaw
-from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.protocol.messages import Ok, PortFault, Reply
 from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import Mutation
-from sessionlog_spec.suite.agent.loop import AgentLoop
 from sessionlog_spec.suite.agreement import Mismatch
 from sessionlog_spec.suite.exchange import Exchange
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
@@ -111,11 +109,6 @@ class StorageMachine(AgentMachine):
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         # Refused, and the session as it was: the next append's length and nodes show it.
         self.store("store_append", event=candidate)
-
-    def take_over(self, state: SessionState) -> None:
-        loop = AgentLoop.from_state(state)
-        loop.mode, loop.model, loop.toolbox = self.loop.mode, self.loop.model, self.loop.toolbox
-        self.loop = loop
 
     def create(self, header: dict[str, Any]) -> None:
         """Create the store at the current directory with ``header``."""
