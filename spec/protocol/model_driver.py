@@ -215,8 +215,11 @@ class ModelDriver:
         return self.store
 
     def stored_text(self, directory: Path) -> str:
-        """The text of ``directory``'s log, as a reader decodes its bytes."""
-        return decode_text((directory / STORE_FILE).read_bytes())[0]
+        """The text of ``directory``'s log, as a reader decodes its bytes; a missing one is a bad request."""
+        try:
+            return decode_text((directory / STORE_FILE).read_bytes())[0]
+        except OSError as error:
+            raise BadRequest(f"no store to open in {directory}: {error.strerror or error}") from None
 
     def persist(self, directory: Path) -> None:
         """Replace the log with the session's stored form: a temporary file, fsync, rename, fsync the directory."""

@@ -39,7 +39,10 @@ class _Replayer:
         if self.dead and not self.restart():
             return None
         with fresh_directories(requests) as moved:
-            return self._replayed(requests, moved)
+            try:
+                return self._replayed(requests, moved)
+            except OSError:  # a shorter list may lack the store a later request names: not the same failure
+                return None
 
     def _replayed(self, requests: list[Request], moved: list[Request]) -> tuple[list[Exchange], Mismatch] | None:
         # ``moved`` is what is sent (store directories made fresh); the transcript keeps ``requests``.

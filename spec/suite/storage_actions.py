@@ -104,7 +104,9 @@ class DurabilityJudge:
         read = read_log(stored_text(directory))
         if isinstance(read, Violation):
             return f"store_close: the closed file is refused: {read}"
-        if read.state.events != tuple(events) or read.decoded.dropped_anything:
+        if read.decoded.dropped_anything:
+            return f"store_close: a reader drops part of the closed file (from line {read.decoded.dropped_from_line})"
+        if read.state.events != tuple(events):
             return f"store_close: the closed file reads as {len(read.state.events)} events, not the session's {len(events)}"
         return None
 
