@@ -189,10 +189,15 @@ def test_inv_compact_4_cut_cache_equals_recomputation_after_appends_and_replacem
     for index in points:
         state = states[index]
         updated = compaction_c.update_cut_cache(cache, state.surface, state.events)
-        assert not isinstance(updated, Violation), updated
         counts = compaction_c.running_counts(state.surface.nodes, state.events)
         balances = compaction_c.cut_balances(state.surface.nodes, state.events)
-        assert not isinstance(counts, Violation) and not isinstance(balances, Violation)
+        if isinstance(counts, Violation):
+            # A careless compactor shadowed a call whose result stayed: no balance, and the cache says so too.
+            assert isinstance(updated, Violation) and updated.code is counts.code, (updated, counts)
+            assert isinstance(balances, Violation)
+            cache = None
+            continue
+        assert not isinstance(updated, Violation) and not isinstance(balances, Violation), updated
         assert updated.counts == counts
         assert updated.balanced == balances
         assert updated.nodes == state.surface.nodes
