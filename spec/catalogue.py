@@ -132,6 +132,7 @@ MODEL_MODULES = (
     "repair",
     "jsonl",
     "load",
+    "durability",
     "legacy",
     "payloads",
     "relationships",
