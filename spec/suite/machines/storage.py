@@ -8,7 +8,7 @@ what is on stable storage, and the suite holds it to it (INV-JSONL-11):
 * it never goes down, never exceeds the session's length, and equals it after a checkpoint, a close
   and a reopen;
 * after a close, the file read as ``load`` reads it is exactly the session;
-* the suite damages the closed file the way crashes and bad disks do (cut at any byte, the final
+* the suite damages the closed file the way crashes and bad disks do (cut at any character, the final
   newline lost, the last line written twice, a stray line), and reopening must recover what the
   model reads from the same bytes: the same session and closers, or the same refusal;
 * a port that can be killed (a subprocess driver) is killed with SIGKILL while a request is in
