@@ -63,6 +63,9 @@ class Mutant:
     """Builds the broken variant from the original."""
     probe: p.Probe
     """Requests on which the mutant's replies differ from seqlog's."""
+    half: str = "tuned"
+    """``tuned``: written alongside the suite.  ``blind``: written from the invariant list alone,
+    before any suite change aimed at it."""
 
     @property
     def target(self) -> str:
@@ -79,17 +82,29 @@ class Mutant:
 CATALOGUE: list[Mutant] = []
 
 
+TUNED = "tuned"
+BLIND = "blind"
+HALVES = (TUNED, BLIND)
+
+
 def mutant(  # noqa: PLR0917 - the catalogue's row: name, invariant, group, target, probe
-    name: str, invariant: str, group: str, owner: type | ModuleType, attr: str, probe: p.Probe
+    name: str, invariant: str, group: str, owner: type | ModuleType, attr: str, probe: p.Probe, *, half: str = TUNED
 ) -> Callable[[Wrapper], Wrapper]:
     """Register the decorated wrapper factory as a catalogue mutant; its docstring is the description."""
 
     def register(make: Wrapper) -> Wrapper:
         doc = (make.__doc__ or "").strip().splitlines()
-        CATALOGUE.append(Mutant(name, invariant, group, doc[0] if doc else name, owner, attr, make, probe))
+        CATALOGUE.append(Mutant(name, invariant, group, doc[0] if doc else name, owner, attr, make, probe, half))
         return make
 
     return register
+
+
+def blind_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
+    name: str, invariant: str, group: str, owner: type | ModuleType, attr: str, probe: p.Probe
+) -> Callable[[Wrapper], Wrapper]:
+    """Register a mutant of the second half: written from the invariant list alone (see ``docs/strength.md``)."""
+    return mutant(name, invariant, group, owner, attr, probe, half=BLIND)
 
 
 def _data(event: Event) -> Mapping[str, Any]:
@@ -1320,6 +1335,9 @@ CANARY = Mutant(
     p.appends(p.turn_start(5)),
 )
 """Must always die: a run in which it survives is void."""
+
+# The second half registers itself on import; its modules need the helpers above.
+from killrate import blind_edges, blind_relations, blind_shapes  # noqa: E402, F401
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in (*CATALOGUE, CANARY)}
 assert len(BY_NAME) == len(CATALOGUE) + 1, "duplicate mutant name"

@@ -1,0 +1,3 @@
+"""Mutants of the second half (see :func:`killrate.mutants.blind_mutant`)."""
+
+from __future__ import annotations
