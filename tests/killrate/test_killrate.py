@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
 import pytest
 
 from killrate.inprocess import probe_both, run_probe
-from killrate.mutants import BY_NAME, CANARY, CATALOGUE, Mutant
+from killrate.mutants import BLIND, BY_NAME, CANARY, CATALOGUE, TUNED, Mutant
 from killrate.run import ERROR, KILLED, PASSED, SURVIVED, KillRun, Outcome, RunConfig, check, check_command, run_dirs
 from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.registry import BY_ID
@@ -69,6 +70,19 @@ def test_run_is_void_unless_the_port_passes_and_the_canary_dies(baseline: str, c
     run = KillRun(RunConfig(), _outcome("none", baseline), _outcome(CANARY.name, canary), [_outcome("m", KILLED)], 1.0)
     assert run.verdict == verdict
     assert bool(run.void_reasons) == (verdict == "void")
+
+
+def test_each_half_of_the_catalogue_has_its_own_rate_and_median_time_to_kill() -> None:
+    tuned = [dataclasses.replace(_outcome(f"t{i}", KILLED), half=TUNED, seconds=s) for i, s in enumerate((4.0, 10.0, 30.0))]
+    blind = [
+        dataclasses.replace(_outcome("b1", KILLED), half=BLIND, seconds=8.0),
+        dataclasses.replace(_outcome("b2", SURVIVED), half=BLIND),
+    ]
+    run = KillRun(RunConfig(), _outcome("none", PASSED), _outcome(CANARY.name, KILLED), [*tuned, *blind], 1.0)
+    halves = run.totals()["halves"]
+    assert (halves[TUNED]["killed"], halves[TUNED]["kill_rate"], halves[TUNED]["median_kill_seconds"]) == (3, 1.0, 10.0)
+    assert (halves[BLIND]["killed"], halves[BLIND]["kill_rate"], halves[BLIND]["median_kill_seconds"]) == (1, 0.5, 8.0)
+    assert run.totals()["kill_rate"] == 0.8
 
 
 def test_survivor_makes_the_run_not_green() -> None:

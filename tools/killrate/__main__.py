@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from killrate.mutants import CANARY, CATALOGUE
+from killrate.mutants import CANARY, CATALOGUE, HALVES
 from killrate.render import markdown
 from killrate.run import KILLED, Outcome, RunConfig, run, select
 from sessionlog_spec.suite.profiles import PROFILES
@@ -26,6 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     go = sub.add_parser("run", help="run the suite against the unmutated port, the canary and every mutant")
     go.add_argument("--profile", choices=sorted(PROFILES), default="ci")
     go.add_argument("--only", nargs="+", default=[], metavar="NAME", help="run only these catalogue mutants")
+    go.add_argument("--half", choices=HALVES, help="run only one half of the catalogue (tuned or blind)")
     go.add_argument("--report", type=Path, metavar="OUT.json", help="write the run as JSON (e.g. docs/strength.json)")
     go.add_argument("--markdown", type=Path, metavar="OUT.md", help="write the kill table as Markdown")
     go.add_argument("--seed", type=int, help="derandomise every suite run with this seed")
@@ -55,14 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "list":
         for m in (*CATALOGUE, CANARY):
-            print(f"{m.name:<40} {m.invariant:<14} {m.group:<11} {m.target}\n    {m.description}")
-        print(f"{len(CATALOGUE)} mutants (+ the canary)")
+            print(f"{m.name:<40} {m.invariant:<14} {m.group:<11} {m.half:<6} {m.target}\n    {m.description}")
+        halves = ", ".join(f"{sum(m.half == h for m in CATALOGUE)} {h}" for h in HALVES)
+        print(f"{len(CATALOGUE)} mutants ({halves}; + the canary)")
         return 0
     if args.command == "table":
         print(markdown(json.loads(args.report.read_text(encoding="utf-8"))), end="")
         return 0
     try:
-        mutants = select(args.only)
+        mutants = select(args.only, args.half)
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2

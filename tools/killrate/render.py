@@ -17,9 +17,26 @@ def _row(outcome: dict[str, Any]) -> str:
     if runs > 1:
         result += f" ({runs} runs)" if outcome["invariant"] is None else f" ({outcome.get('kills', 0)}/{runs})"
     return (
-        f"| `{outcome['name']}` | {outcome['invariant'] or ''} | {result} "
+        f"| `{outcome['name']}` | {outcome.get('half', '')} | {outcome['invariant'] or ''} | {result} "
         f"| {groups} | {failure} | {outcome['seconds']:.0f} s | {case} |"
     )
+
+
+def _rate(counts: dict[str, Any]) -> str:
+    return "n/a" if counts["kill_rate"] is None else f"{100 * counts['kill_rate']:.1f} %"
+
+
+def _halves(totals: dict[str, Any]) -> list[str]:
+    """One line per half of the catalogue: its own kill rate and median time to kill."""
+    lines = []
+    for half, counts in totals.get("halves", {}).items():
+        if counts["mutants"]:
+            median = "n/a" if counts["median_kill_seconds"] is None else f"{counts['median_kill_seconds']:.0f} s"
+            lines.append(
+                f"- {half} half: {counts['killed']}/{counts['mutants']} killed ({_rate(counts)}), "
+                f"{counts['survived']} survived, {counts['sometimes']} sometimes; median time to kill {median} per run."
+            )
+    return ["", *lines] if lines else []
 
 
 def markdown(document: dict[str, Any]) -> str:
@@ -32,8 +49,8 @@ def markdown(document: dict[str, Any]) -> str:
         f"groups: {document['groups']}, {document['seconds'] / 60:.1f} min wall time).",
         "",
         *(f"- void: {reason}" for reason in document["void_reasons"]),
-        "| driver | invariant | result | group | first disagreement | time | counterexample |",
-        "|---|---|---|---|---|---|---|",
+        "| driver | half | invariant | result | group | first disagreement | time | counterexample |",
+        "|---|---|---|---|---|---|---|---|",
         _row(document["baseline"]),
         _row(document["canary"]),
         *(_row(m) for m in document["mutants"]),
@@ -43,5 +60,6 @@ def markdown(document: dict[str, Any]) -> str:
         + (f" (per run: {100 * totals['kill_rate_per_run']:.1f} % over {totals['runs_per_mutant']} runs each)"
            if totals.get("runs_per_mutant", 1) > 1 and totals.get("kill_rate_per_run") is not None else "")
         + f"; {totals['mutant_seconds'] / 60:.1f} min spent on mutants.",
+        *_halves(totals),
     ]
     return "\n".join(lines) + "\n"

@@ -15,6 +15,7 @@ import json
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from killrate.driver import UNMUTATED
-from killrate.mutants import CANARY, CATALOGUE, Mutant
+from killrate.mutants import CANARY, CATALOGUE, HALVES, Mutant
 from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.registry import BY_ID
 
@@ -95,6 +96,8 @@ class Outcome:
     runs: int = 1
     kills: int = 0
     """In how many of ``runs`` suite runs the mutant died (``sometimes`` when neither none nor all)."""
+    half: str = ""
+    """The mutant's half of the catalogue (``tuned`` or ``blind``); empty for the port and the canary."""
 
 
 def driver_command(config: RunConfig, name: str) -> str:
@@ -201,6 +204,7 @@ def check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | 
         ERROR,
         seconds=round(time.monotonic() - started, 1),
         exit_code=proc.returncode,
+        half="" if mutant is None or mutant is CANARY else mutant.half,
     )
     try:
         document = json.loads(report.read_text(encoding="utf-8"))
@@ -288,22 +292,12 @@ class KillRun:
         return "all-killed" if all(m.status == KILLED for m in self.mutants) else "survivors"
 
     def totals(self) -> dict[str, Any]:
-        """Counts and the kill rate over the catalogue mutants that ran."""
-        killed = sum(m.status == KILLED for m in self.mutants)
-        survived = sum(m.status == SURVIVED for m in self.mutants)
-        sometimes = sum(m.status == SOMETIMES for m in self.mutants)
-        errors = sum(m.status == ERROR for m in self.mutants)
-        judged = [m for m in self.mutants if m.status != ERROR]
+        """Counts and the kill rate over the catalogue mutants that ran, in all and for each half."""
         return {
-            "mutants": len(self.mutants),
-            "killed": killed,
-            "sometimes": sometimes,
-            "survived": survived,
-            "errors": errors,
-            "kill_rate": round(killed / len(judged), 4) if judged else None,
+            **_counts(self.mutants),
             "runs_per_mutant": self.config.repeat,
-            "kill_rate_per_run": round(sum(m.kills / m.runs for m in judged) / len(judged), 4) if judged else None,
             "mutant_seconds": round(sum(m.seconds for m in self.mutants), 1),
+            "halves": {half: _counts([m for m in self.mutants if m.half == half]) for half in HALVES},
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -326,13 +320,30 @@ class KillRun:
         }
 
 
-def select(names: Sequence[str]) -> list[Mutant]:
-    """The catalogue mutants named (all of them when ``names`` is empty), in catalogue order."""
+def _counts(mutants: Sequence[Outcome]) -> dict[str, Any]:
+    killed = [m for m in mutants if m.status == KILLED]
+    judged = [m for m in mutants if m.status != ERROR]
+    # A kill's time is the whole suite run that found it (shrinking included), per run when repeated.
+    kill_seconds = [m.seconds / m.runs for m in killed]
+    return {
+        "mutants": len(mutants),
+        "killed": len(killed),
+        "sometimes": sum(m.status == SOMETIMES for m in mutants),
+        "survived": sum(m.status == SURVIVED for m in mutants),
+        "errors": len(mutants) - len(judged),
+        "kill_rate": round(len(killed) / len(judged), 4) if judged else None,
+        "kill_rate_per_run": round(sum(m.kills / m.runs for m in judged) / len(judged), 4) if judged else None,
+        "median_kill_seconds": round(statistics.median(kill_seconds), 1) if kill_seconds else None,
+    }
+
+
+def select(names: Sequence[str], half: str | None = None) -> list[Mutant]:
+    """The catalogue mutants named (all of them when ``names`` is empty) of ``half`` (both when None), in catalogue order."""
     known = {m.name for m in CATALOGUE}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(f"unknown mutant(s): {', '.join(unknown)}")
-    return [m for m in CATALOGUE if not names or m.name in names]
+    return [m for m in CATALOGUE if (not names or m.name in names) and (half is None or m.half == half)]
 
 
 def run(
