@@ -34,6 +34,8 @@ class GroupCoverage:
     rules: Counter[str] = field(default_factory=Counter)
     invariants: Counter[str] = field(default_factory=Counter)
     codes: Counter[str] = field(default_factory=Counter)
+    cells: Counter[str] = field(default_factory=Counter)
+    """Refusals by (invariant × event type × op), keyed by :func:`sessionlog_spec.suite.cells.cell_key`."""
     crash_trials: int = 0
     """Storage: how often the driver was killed mid-write and its store reopened."""
     durable_lost: int = 0
@@ -55,6 +57,7 @@ class GroupCoverage:
             "rules": dict(sorted(self.rules.items())),
             "invariants": dict(sorted(self.invariants.items())),
             "codes": dict(sorted(self.codes.items())),
+            "cells": dict(sorted(self.cells.items())),
             **({"crash_trials": self.crash_trials, "durable_lost": self.durable_lost} if self.group == "storage" else {}),
         }
 

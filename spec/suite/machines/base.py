@@ -21,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine
 from sessionlog_spec.model.payloads import payload_reaches_opaque
 from sessionlog_spec.protocol.messages import Ok, Port, PortFault, Refused, Reply
 from sessionlog_spec.suite.agreement import Mismatch, compare
+from sessionlog_spec.suite.cells import cell_key, refusal_cells
 from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.determinism import AnswerMemory, RequestChain
 from sessionlog_spec.suite.exchange import Exchange
@@ -191,6 +192,8 @@ class ConformanceMachine(RuleBasedStateMachine):
         mismatch = compare(op, expected, actual, self.ctx.strict_codes, header_observed=self.ctx.supports("header"))
         if mismatch is not None:
             raise self._disagreement(mismatch)
+        if isinstance(expected, Refused):
+            self.ctx.coverage.cells.update(cell_key(c) for c in refusal_cells(op, args, expected.code, expected.message))
         return expected
 
     def exchange_ok(self, op: str, /, exercised: Exercised | None = None, **args: Any) -> Any:
