@@ -39,6 +39,7 @@ library's to judge and explain.  Every payload is validated, on append and on ev
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -170,8 +171,14 @@ def _concrete(value: object, path: Sequence[PathStep]) -> list[PathStep]:
     return out
 
 
+def _is_negative_zero(value: object) -> bool:
+    return isinstance(value, float) and value == 0 and math.copysign(1.0, value) < 0
+
+
 def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A JSON number the format can hold: ``-0`` is none (a v1 log refuses it as lossy before any payload
+    rule; the v0 edge checks payloads first, and its table refuses ``-0`` where it wants a number)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and not _is_negative_zero(value)
 
 
 def _same_scalar(a: object, b: object) -> bool:
@@ -390,12 +397,22 @@ def _is_object(_checker: object, instance: object) -> bool:
     return isinstance(instance, Mapping)
 
 
+def _number_type(_checker: object, instance: object) -> bool:
+    return _is_number(instance)
+
+
+def _integer_type(_checker: object, instance: object) -> bool:
+    return _is_integer(instance)
+
+
 PayloadValidator = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
     validators={"x-earlierThanEventSeq": _earlier_than_event_seq, "x-relations": _relations, "allOf": _all_of},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many({"array": _is_array, "object": _is_object}),
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"array": _is_array, "object": _is_object, "number": _number_type, "integer": _integer_type}
+    ),
 )
-"""Draft 2020-12 with the two annotation keywords enforced; frozen arrays (tuples) are arrays."""
+"""Draft 2020-12 with the two annotation keywords enforced; frozen arrays (tuples) are arrays; ``-0`` is no number."""
 
 _FIRST: Final = ("type", "additionalProperties", "required", "dependentRequired", "minProperties")
 _ARRAY: Final = ("items", "uniqueItems", "minItems", "maxItems")
@@ -515,10 +532,10 @@ def _push(node: _Node, value: object, work: Work) -> bool:
 
 
 def _is_integer(value: object) -> bool:
-    """The library's ``integer``: an ``int`` (not a ``bool``) or an integral ``float``."""
+    """The library's ``integer``: an ``int`` (not a ``bool``) or an integral ``float`` other than ``-0``."""
     if isinstance(value, bool):
         return False
-    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer() and not _is_negative_zero(value))
 
 
 _TYPE_TESTS: Final[Mapping[str, Predicate]] = {

@@ -109,6 +109,10 @@ class Mutation:
     context: Context
     build: Build
     """``build(builder, rng)``: the candidate, or ``None`` when the builder's state does not allow it."""
+    lifted_from: str | None = None
+    """For an ``append`` candidate lifted to another path: the mutation it was lifted from.  The path
+    may refuse it for another reason first (the edge checks the v0 source before the v1 rules), so its
+    candidates are refused, but not always with ``code``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -2880,6 +2884,57 @@ def v0_marker_not_v0(builder: SessionBuilder, rng: random.Random) -> object:
     b = _marked(builder)
     marker = _marker(b, "parent-session", None) if rng.random() < 0.5 else _marker(b, str(STORED_HEADER["id"]), 1)
     return _v0_log(b, rng, marker)
+
+
+# -- every event candidate on every path that admits events ---------------------------------------
+#
+# A rule holds wherever an event enters a session: appended live, in a seed, on a line of a stored
+# log, in a v0 log through the edge.  A port may check it on one path and forget another, so every
+# ``append`` candidate is also submitted on the other three, standing where it stood: the last
+# event of the seed, the last line of the stored log, the last event of the v0 log.  The model
+# decides what the path answers: a lifted candidate is used whenever the path refuses it, with its
+# own code or another (the edge refuses some faults as v0 source problems first, a line that is not
+# an event object is a malformed line), and dropped where the path accepts it (a form the edge
+# converts).
+
+LIFTED_CONTEXTS: tuple[Context, ...] = ("seed", "load", "upgrade")
+READ_ON_PATH: dict[tuple[str, Context], str] = {
+    ("assistant_v0_provenance", "upgrade"): "the edge converts the v0 form",
+    ("header_message_prefix", "upgrade"): "the edge drops a v0 header's messagePrefix (N5)",
+    ("tool_result_v0_flat", "upgrade"): "the edge converts the v0 form",
+    ("event_as_array", "load"): "a last line that is no event is a torn tail, dropped",
+    ("event_double_encoded", "load"): "a last line that is no event is a torn tail, dropped",
+    ("seq_not_natural", "load"): "a last line whose seq is not a natural is a torn tail, dropped",
+    ("skipped_seq", "load"): "a last line whose seq does not follow is a torn tail, dropped",
+    ("sources_range_encoded", "load"): "a stored line may encode sourceEventSeqs as ranges (INV-JSONL-10)",
+}
+"""Lifts the model accepts on every builder state: the path reads the candidate as valid (why, per pair)."""
+
+
+def _lifted(mutation: Mutation, context: Context) -> Build:
+    def build(builder: SessionBuilder, rng: random.Random) -> object:
+        event = mutation.build(builder, rng)
+        if event is None:
+            return None
+        if context == "seed":
+            value: object = [*builder.events, event]
+        elif context == "load":
+            value = _stored_with(builder, event)
+        elif _v0_writable(builder):
+            value = _v0_log(builder, rng, event)
+        else:
+            return None
+        return value if isinstance(_model_answer(builder, context, value), Violation) else None
+
+    build.__name__ = build.__qualname__ = f"{mutation.name}@{context}"
+    build.__doc__ = f"``{mutation.name}``'s candidate, submitted in a ``{context}`` candidate."
+    return build
+
+
+for _appended in [m for m in MUTATIONS if m.context == "append"]:
+    for _context in (c for c in LIFTED_CONTEXTS if (_appended.name, c) not in READ_ON_PATH):
+        _build = _lifted(_appended, _context)
+        MUTATIONS.append(Mutation(_build.__name__, _appended.code, _context, _build, lifted_from=_appended.name))
 
 
 _BY_CODE: dict[Code, tuple[Mutation, ...]] = {code: tuple(m for m in MUTATIONS if m.code is code) for code in Code}

@@ -10,6 +10,7 @@ by :func:`sessionlog_spec.suite.agent.actions.build_action`, so every event it b
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -86,6 +87,8 @@ class AgentLoop:
         self.mode = "workspace-write"
         self.model = "deepseek-chat"
         self.toolbox = Toolbox()
+        self.drift: dict[str, Any] | None = None
+        """A header the loop sends instead of its mode's and model's: settings changed without a logged switch."""
         self.first_request = True
         self.replaced_since_request = False
         trace = self.builder.state.trace
@@ -152,6 +155,8 @@ class AgentLoop:
 
     def assembled(self) -> dict[str, Any]:
         """The header the next request carries."""
+        if self.drift is not None:
+            return copy.deepcopy(self.drift)
         return assembled_header(self.mode, self.model, self.toolbox)
 
     def facts(self, begins_series: bool) -> dict[str, bool]:

@@ -3,7 +3,8 @@
 Turns and steps open and close, the step sends its request (appending the ``request/header`` the
 writer rule decides), the model streams chunks and answers with or without tool calls, tools start
 and report, ranges are compacted, tool outputs rewritten, the sandbox mode and the model switch
-(changing tools, system prompt and config), loop instances restart, and now and then an invalid
+(changing tools, system prompt and config), settings drift one header member at a time, loop
+instances restart, and now and then an invalid
 candidate from :data:`sessionlog_spec.suite.agent.candidates.MUTATIONS` is slipped in.  Each machine decides what a built
 event means for its group by implementing :meth:`AgentMachine.deliver` (and
 :meth:`AgentMachine.submit` for the invalid candidates).
@@ -23,11 +24,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 from hypothesis.strategies import DrawFn
 
+from sessionlog_spec.model.header import header_event_problem
+from sessionlog_spec.model.json_value import freeze, thaw
 from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.actions import TOOL_NAMES, applicable_actions, assistant_with_call, open_calls
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation
+from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
 from sessionlog_spec.suite.agent.loop import MODELS, MODES, AgentLoop
 from sessionlog_spec.suite.machines.base import ConformanceMachine, MachineContext, step
 from sessionlog_spec.suite.rule_table import CODE_OWNERS
@@ -125,7 +129,7 @@ class AgentMachine(ConformanceMachine):
     def take_over(self, state: SessionState) -> None:
         """Continue from a session the port now holds, with a new loop instance."""
         loop = AgentLoop.from_state(state)
-        loop.mode, loop.model, loop.toolbox = self.loop.mode, self.loop.model, self.loop.toolbox
+        loop.mode, loop.model, loop.toolbox, loop.drift = self.loop.mode, self.loop.model, self.loop.toolbox, self.loop.drift
         self.loop = loop
 
     # -- the agent at work --------------------------------------------------------------------------
@@ -183,6 +187,8 @@ class AgentMachine(ConformanceMachine):
     def change_loop(self, change: str) -> None:
         """Apply one of :data:`LOOP_CHANGES` to the loop instance (logging it where a harness does)."""
         kind, _, name = change.partition(":")
+        if kind != "restart":
+            self.loop.drift = None  # a switch assembles the header from the mode and model again
         if kind == "mode":
             self.retitle("switch_mode")
             self.deliver(self.loop.event("sandbox/mode", {"mode": name}))
@@ -200,6 +206,19 @@ class AgentMachine(ConformanceMachine):
         elif self.loop.state.trace.open_step is None:
             # A new loop instance takes over between requests; nothing is written until it sends one.
             self.loop.restart_instance()
+
+    @rule(data=st.data(), how=st.sampled_from(DRIFTS))
+    @step
+    def settings_drift(self, data: st.DataObject, how: str) -> None:
+        # The loop's switches each change several members of the header at once; a drift changes one
+        # thing of one member (header_drift), so a request after it differs from the latest snapshot
+        # in that alone.  A drift that makes no valid snapshot is not taken (the header group sends
+        # broken headers on purpose).
+        latest = self.loop.state.header
+        base = self.loop.assembled() if latest is None else cast(dict[str, Any], thaw(latest))
+        header = drifted(cast(DrawFn, data.draw), base, how)
+        if header is not None and header_event_problem(freeze({"header": header, "reason": "change"})) is None:
+            self.loop.drift = header
 
     # -- invalid candidates ---------------------------------------------------------------------------
 
