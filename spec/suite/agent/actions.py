@@ -28,6 +28,7 @@ values a seeded run stays the same run.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
@@ -37,9 +38,14 @@ from hypothesis.strategies import DrawFn
 
 from sessionlog_spec.model.event import KNOWN_EVENT_TYPES
 from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.model.payloads import CURRENT_GENERATION, payload_shape
 from sessionlog_spec.model.repair import scan_open_tail
+from sessionlog_spec.model.session import append_event as model_append_event
+from sessionlog_spec.model.shapes import Context as ShapeContext
 from sessionlog_spec.model.trace import ABORT_CAUSES
+from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
+from sessionlog_spec.suite.agent.payload_values import valid_payload
 
 T = TypeVar("T")
 
@@ -230,6 +236,8 @@ class ActionValues:
     note: Maker[int] = ANY_NOTE
     """Which of the :data:`NOTE_VARIANTS` realistic payloads a log-only or turn-only note gets
     (:func:`note_event`): a title set by the user or by the model, an approval allowed or refused, …"""
+    shaped_notes: bool = False
+    """Whether a note's payload is now and then drawn along its type's shape instead (:func:`shaped_note`)."""
 
 
 TEXTS = st.sampled_from(
@@ -271,6 +279,7 @@ SUITE_VALUES = ActionValues(
     turn_payload=drawn(PAYLOADS),
     # One pick among five, the shape of a PAYLOADS draw, so seeded runs keep their choice sequence.
     note=drawn(st.sampled_from(range(NOTE_VARIANTS))),
+    shaped_notes=True,
 )
 """The conformance suite's values: small fixed pools, cheap to replay and shrink."""
 
@@ -319,10 +328,12 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
     if action == "log_only":
         envelope = {"ignorable": True} if draw(st.integers(0, 4)) == 0 else {}
         type_ = draw(st.sampled_from(LOG_ONLY_TYPES))
-        return {**note_event(builder, type_, values.note(draw)), **envelope}
+        shaped = shaped_note(draw, builder, type_) if values.shaped_notes and draw(st.integers(0, 2)) == 0 else None
+        return {**(shaped or note_event(builder, type_, values.note(draw))), **envelope}
     if action == "turn_only":
         type_ = draw(st.sampled_from(TURN_ONLY_TYPES))
-        return note_event(builder, type_, values.note(draw))
+        shaped = shaped_note(draw, builder, type_) if values.shaped_notes and draw(st.integers(0, 2)) == 0 else None
+        return shaped or note_event(builder, type_, values.note(draw))
     if action == "ignorable":
         type_ = draw(st.sampled_from(UNKNOWN_TYPE_NAMES))
         return builder.event(type_, values.payload(draw), commit=False, ignorable=True)
@@ -524,6 +535,21 @@ def _compaction_note(builder: SessionBuilder, type_: str, variant: int) -> RawEv
         start, end = ranges[variant % len(ranges)]
         return builder.compaction_summary(start, end, "Summary: the parser bug was found and fixed.", commit=False)
     return builder.compaction_end(None if open_.summarized else "The summary request failed.", commit=False)
+
+
+def shaped_note(draw: DrawFn, builder: SessionBuilder, type_: str) -> RawEvent | None:
+    """A note of ``type_`` whose payload is drawn along the type's released shape, boundaries included
+    (:func:`~sessionlog_spec.suite.agent.payload_values.valid_payload`); ``None`` where the log's
+    relationships refuse what was drawn (a title citing no message of the log, an approval decided
+    twice), or where it holds text no UTF-8 transport carries (a lone surrogate)."""
+    seq = builder.next_seq
+    data = draw(valid_payload(payload_shape(type_, CURRENT_GENERATION), ShapeContext(seq)), label="shaped payload")
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    event = builder.event(type_, data, commit=False)
+    return None if isinstance(model_append_event(builder.state, event), Violation) else event
 
 
 def note_event(builder: SessionBuilder, type_: str, variant: int) -> RawEvent:
