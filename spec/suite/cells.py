@@ -26,12 +26,17 @@ Cell = tuple[str, str, str]
 
 LOG_LEVEL = "(log)"
 """The type of a refusal that names no event."""
-NOT_AN_EVENT = "(not an event)"
+NOT_AN_EVENT = "(not-an-event)"
 """The type of a refusal whose event is not an object with a string ``type`` (a malformed line, a stray value)."""
-UNKNOWN_TYPE = "(unknown type)"
+UNKNOWN_TYPE = "(unknown-type)"
 """The type of an event whose ``type`` is a string outside every vocabulary (all such strings are one cell)."""
-HEADER_LINE = "(header line)"
+HEADER_LINE = "(header-line)"
 """Line 1 of a stored log: the session header."""
+ANY_TYPE = "*"
+"""The type of a cell whose rule is about the line or the envelope, whatever the event's type."""
+TYPE_AGNOSTIC = frozenset({"INV-LOG-1", "INV-LOG-2", "INV-LOG-3", "INV-LOG-4", "INV-LOG-5"})
+"""Envelope and JSON-value rules: every event carries them alike, so the type an example happened to
+break them on is no cell of its own (nor is it for the codec's line rules, ``INV-JSONL-*``)."""
 
 _WHERE = re.compile(r"^(?:seed |v0 )?(index|line) (\d+)\b")
 
@@ -92,4 +97,9 @@ def refused_type(op: str, args: Mapping[str, Any], message: str) -> str:
 def refusal_cells(op: str, args: Mapping[str, Any], code: str, message: str) -> tuple[Cell, ...]:
     """The cells one refusal reached: one per invariant that owns ``code``."""
     type_ = refused_type(op, args, message)
-    return tuple((invariant, type_, op) for invariant in CODE_OWNERS.get(code, ()))
+    return tuple((invariant, _typed(invariant, type_), op) for invariant in CODE_OWNERS.get(code, ()))
+
+
+def _typed(invariant: str, type_: str) -> str:
+    agnostic = invariant in TYPE_AGNOSTIC or invariant.startswith("INV-JSONL-")
+    return ANY_TYPE if agnostic and type_ not in (HEADER_LINE, LOG_LEVEL) else type_

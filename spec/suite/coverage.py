@@ -72,6 +72,11 @@ def merged(groups: Iterable[GroupCoverage]) -> tuple[Counter[str], Counter[str]]
     return invariants, codes
 
 
+def reached_cells(groups: Iterable[GroupCoverage]) -> frozenset[str]:
+    """Every cell a refusal of any of ``groups`` reached."""
+    return frozenset(key for g in groups for key in g.cells)
+
+
 def never_exercised(groups: Iterable[GroupCoverage]) -> tuple[list[str], list[str]]:
     """Observable invariant IDs and codes that no step of any group exercised."""
     invariants, codes = merged(groups)

@@ -2,16 +2,18 @@
 
 A run fails on any disagreement or port fault not excused by an expected-failures entry, on a
 suite error, on a void group or a void run, on a stale expected-failures entry, and, under a
-profile that requires it, on an observable invariant or code that no step exercised (judged only
-when every group ran, since a partial run cannot exercise everything).
+profile that requires it, on an observable invariant or code that no step exercised and on a
+reachable cell (:mod:`sessionlog_spec.suite.reach`) that no refusal reached (judged only when every
+group ran, since a partial run cannot exercise everything).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sessionlog_spec.suite.coverage import never_exercised
+from sessionlog_spec.suite.coverage import never_exercised, reached_cells
 from sessionlog_spec.suite.expectations import Judgement
+from sessionlog_spec.suite.reach import reachable_cells
 from sessionlog_spec.suite.run import ERROR, FAILED, PASSED, VOID, RunResult
 
 
@@ -25,6 +27,10 @@ class Verdict:
     never_codes: list[str] = field(default_factory=list)
     coverage_judged: bool = False
     """Whether the never-exercised lists counted against the run."""
+    never_cells: list[str] = field(default_factory=list)
+    """Reachable cells no refusal of the run reached (computed only when coverage is judged)."""
+    reachable_cells: int = 0
+    """How many cells the census found reachable (0 when coverage is not judged)."""
 
     @property
     def never_exercised(self) -> list[str]:
@@ -51,4 +57,13 @@ def decide(run: RunResult, judgement: Judgement) -> Verdict:
         reasons.append(f"never exercised: {', '.join(never_ids)}")
     if judged and never_codes:
         reasons.append(f"violation codes never exercised: {', '.join(never_codes)}")
-    return Verdict(not reasons, reasons, never_ids, never_codes, judged)
+    never_cells: list[str] = []
+    reachable = 0
+    if judged:
+        census = reachable_cells()
+        reachable = len(census)
+        never_cells = sorted(census - reached_cells(r.coverage for r in run.groups))
+        if never_cells:
+            shown = "; ".join(never_cells[:12]) + (f"; and {len(never_cells) - 12} more" if len(never_cells) > 12 else "")
+            reasons.append(f"{len(never_cells)} of {reachable} reachable cells never reached: {shown}")
+    return Verdict(not reasons, reasons, never_ids, never_codes, judged, never_cells, reachable)

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sessionlog_spec.suite.coverage import GroupCoverage, merged
+from sessionlog_spec.suite.coverage import GroupCoverage, merged, reached_cells
 from sessionlog_spec.suite.expectations import Judgement
 from sessionlog_spec.suite.output.replay import replay_command
 from sessionlog_spec.suite.run import FAILED, PASSED, UNSUPPORTED, VOID, RunResult
@@ -108,7 +108,7 @@ class Heartbeat:
 def matrix(run: RunResult, judgement: Judgement) -> Table:
     """The group × outcome matrix."""
     table = Table(title=f"sessionlog conformance: {run.hello.name} {run.hello.version} ({run.options.profile.name} profile)")
-    for column in ("group", "result", "examples", "steps", "ex/s", "steps/s", "time", "invariants", "codes", "detail"):
+    for column in ("group", "result", "examples", "steps", "ex/s", "steps/s", "time", "invariants", "codes", "cells", "detail"):
         table.add_column(column, justify="right" if column not in ("group", "result", "detail") else "left")
     for r in run.groups:
         status = "expected" if judgement.excused(r) else r.status
@@ -124,6 +124,7 @@ def matrix(run: RunResult, judgement: Judgement) -> Table:
             f"{r.seconds:.1f}s",
             str(len(r.coverage.invariants)),
             str(len(r.coverage.codes)),
+            str(len(r.coverage.cells)),
             detail,
         )
     invariants, codes = merged(r.coverage for r in run.groups)
@@ -137,6 +138,7 @@ def matrix(run: RunResult, judgement: Judgement) -> Table:
         f"{run.seconds:.1f}s",
         str(len(invariants)),
         str(len(codes)),
+        str(len(reached_cells(r.coverage for r in run.groups))),
         "",
         style="bold",
     )
@@ -169,6 +171,9 @@ def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdic
         console.print(f"never exercised{note}: {', '.join(never)}", markup=False, soft_wrap=True)
     elif never:
         console.print(f"not exercised by the groups that ran: {', '.join(never)}", markup=False, soft_wrap=True)
+    if verdict.coverage_judged:
+        reached = verdict.reachable_cells - len(verdict.never_cells)
+        console.print(f"reachable cells reached: {reached} of {verdict.reachable_cells}", markup=False)
     if not run.options.strict_codes:
         console.print(ANY_CODE_NOTE, markup=False)
     if verdict.passed:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionlog_spec.protocol.messages import PortFault
-from sessionlog_spec.suite.coverage import UNOBSERVABLE, GroupCoverage, merged, never_exercised
+from sessionlog_spec.suite.coverage import UNOBSERVABLE, GroupCoverage, merged, never_exercised, reached_cells
 from sessionlog_spec.suite.exchange import Exchange, answer_json
 from sessionlog_spec.suite.expectations import Judgement
 from sessionlog_spec.suite.output.replay import json_line, replay_command, request_json, unquoted_stderr
@@ -129,6 +129,11 @@ def report_json(run: RunResult, judgement: Judgement, verdict: Verdict, port: st
             "invariants": dict(sorted(invariants.items())),
             "codes": dict(sorted(codes.items())),
             "never_exercised": {"invariants": verdict.never_invariants, "codes": verdict.never_codes},
+            "cells": {
+                "reached": len(reached_cells(r.coverage for r in run.groups)),
+                "reachable": verdict.reachable_cells,
+                "never_reached": verdict.never_cells,
+            },
             "judged": verdict.coverage_judged,
             "unobservable": UNOBSERVABLE,
         },
@@ -172,6 +177,7 @@ def start_failure_json(options: RunOptions, fault: PortFault, port: str) -> dict
             "invariants": {},
             "codes": {},
             "never_exercised": {"invariants": never_ids, "codes": never_codes},
+            "cells": {"reached": 0, "reachable": 0, "never_reached": []},
             "judged": False,
             "unobservable": UNOBSERVABLE,
         },
