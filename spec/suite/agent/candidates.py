@@ -2920,6 +2920,9 @@ def _lifted(mutation: Mutation, context: Context) -> Build:
             value: object = [*builder.events, event]
         elif context == "load":
             value = _stored_with(builder, event)
+        elif rng.random() < 0.5:
+            # A v1 log through the edge is validated as v1 and comes back unchanged, or is refused.
+            value = {"header": {**STORED_HEADER, "version": 1}, "events": [*builder.events, event]}
         elif _v0_writable(builder):
             value = _v0_log(builder, rng, event)
         else:
@@ -2930,6 +2933,26 @@ def _lifted(mutation: Mutation, context: Context) -> Build:
     build.__doc__ = f"``{mutation.name}``'s candidate, submitted in a ``{context}`` candidate."
     return build
 
+
+def _as_v1_text(mutation: Mutation) -> Build:
+    """``mutation``'s v0 log written out as a stored v1 log: the v1 reader admits none of the edge's
+    conversions (a legacy form, a v0 payload, the restart the edge lets stand)."""
+
+    def build(builder: SessionBuilder, rng: random.Random) -> object:
+        log = mutation.build(builder, rng)
+        if not isinstance(log, Mapping) or not isinstance(log.get("events"), list):
+            return None
+        text = _text([json.dumps({**STORED_HEADER, "version": 1}), *(json.dumps(e) for e in log["events"])])
+        return text if isinstance(_model_answer(builder, "load", text), Violation) else None
+
+    build.__name__ = build.__qualname__ = f"{mutation.name}@v1-load"
+    build.__doc__ = f"``{mutation.name}``'s v0 log, stored as a v1 log."
+    return build
+
+
+for _upgraded in [m for m in MUTATIONS if m.context == "upgrade"]:
+    _build = _as_v1_text(_upgraded)
+    MUTATIONS.append(Mutation(_build.__name__, _upgraded.code, "load", _build, lifted_from=_upgraded.name))
 
 for _appended in [m for m in MUTATIONS if m.context == "append"]:
     for _context in (c for c in LIFTED_CONTEXTS if (_appended.name, c) not in READ_ON_PATH):

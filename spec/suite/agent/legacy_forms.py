@@ -13,7 +13,8 @@ gives back, which takes the whole chain or group, and the suite's sessions hold 
 
 A *style* is the set of forms a given v0 writer used; :func:`v0_events` applies every form of the
 style to every event it fits, varying the spelling by seq so one log holds several spellings of
-the same form.
+the same form.  :func:`restarted_turn` writes the one v0 pattern the edge admits though v1 refuses
+it: a turn restarted without its ``turn/end``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from sessionlog_spec.suite.agent.builder import SessionBuilder
 
 FORMS = ("trigger", "legacy-reasons", "steering", "pre-identity", "message-prefix", "compact-names")
 FAILURE_MEMBERS = frozenset({"message", "code", "status", "providerRetryAfterMs", "requestId"})
@@ -86,3 +89,26 @@ def pre_identity(type_: str, data: dict[str, Any]) -> dict[str, Any]:
         return {**rest, "content": message["content"], "provenance": provenance}
     block = message["content"][0]
     return {**rest, "callId": message["source"]["callId"], "content": block["content"], "isError": block["isError"]}
+
+
+def restarted_turn(builder: SessionBuilder, inserted: int = 1) -> list[dict[str, Any]]:
+    """The interrupted-turn restart of released v0 writers, after the builder's log (a turn open, no
+    step): an ``agent/inbox/spliced`` into the next turn with ``inserted`` messages, then the
+    ``turn/start`` of the next turn, the open one never ended."""
+    trace = builder.state.trace
+    assert trace.open_turn is not None and trace.open_step is None
+    seq, time = builder.next_seq, builder.time
+    messages = [
+        {
+            "id": f"inbox-{seq}-{i}",
+            "role": "user",
+            "content": [{"type": "text", "text": "Also check the lexer."}],
+            "source": {"kind": "user"},
+        }
+        for i in range(inserted)
+    ]
+    splice = {"target": "next-turn", "start": len(builder.state.surface.nodes), "inserted": messages, "removedCount": 0}
+    return [
+        {"type": "agent/inbox/spliced", "seq": seq, "time": time + 1, "data": splice},
+        {"type": "turn/start", "seq": seq + 1, "time": time + 2, "data": {"turn": trace.open_turn + 1}},
+    ]

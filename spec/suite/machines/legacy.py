@@ -20,7 +20,7 @@ from sessionlog_spec.model.jsonl import encode_line
 from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import Mutation
-from sessionlog_spec.suite.agent.legacy_forms import FORMS, v0_events
+from sessionlog_spec.suite.agent.legacy_forms import FORMS, restarted_turn, v0_events
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import MachineContext, step
 
@@ -126,6 +126,22 @@ class LegacyMachine(AgentMachine):
     @step
     def upgrade_v1_unchanged(self, v1: int) -> None:
         self.upgrade(self.stored(version=v1))
+
+    @precondition(lambda self: self.loop.state.trace.open_turn is not None and self.loop.state.trace.open_step is None)
+    @rule(inserted=st.integers(1, 2), stored_as=st.sampled_from(("v0", "v1")))
+    @step
+    def restart_interrupted_turn(self, inserted: int, stored_as: str) -> None:
+        # The one v0 pattern the edge admits (INV-LEGACY-6): a resumed writer spliced the user's
+        # message into the next turn and opened it without ending the interrupted one.  The edge
+        # converts it and its output upgrades again unchanged (INV-LEGACY-7); the same log stored as
+        # v1 is refused, whether read, loaded or put to the edge as v1.
+        restart = restarted_turn(self.loop.builder, inserted)
+        log = self.stored(version=0 if stored_as == "v0" else 1, extra=restart)
+        self.upgrade(log)
+        if self.ctx.supports("read"):
+            self.exchange("read", jsonl=stored_text(log))
+        if self.loads and not isinstance(self.exchange("load", jsonl=stored_text(log)), Ok):
+            self.exchange("state")
 
     @precondition(lambda self: self.upgraded is not None)
     @rule(again=st.just(True))

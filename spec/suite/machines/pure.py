@@ -56,7 +56,9 @@ class SurfaceMachine(PureMachine):
 
     group = "surface"
     op = "fold_surface"
-    injections = mutations_in(("append",), owners=("SURF",))
+    # Every event candidate, not only the surface rules': the fold reads a whole log, and a port
+    # that folds without checking its envelope, its seqs or its trace is wrong on that log too.
+    injections = mutations_in(("append",))
 
 
 class CompactionMachine(PureMachine):
