@@ -313,16 +313,27 @@ def empty_type(builder: SessionBuilder, rng: random.Random) -> object:
 
 @candidate(Code.ENVELOPE_BAD_SEQ, "append")
 def seq_not_natural(builder: SessionBuilder, rng: random.Random) -> object:
-    """A seq written as a string, or negative."""
-    e = _benign(_scratch(builder), rng)
-    return {**e, "seq": rng.choice((str(e["seq"]), -1 - e["seq"]))}
+    """A seq that is no non-negative safe integer, in any of the ways a writer spells one wrong."""
+    b = _scratch(builder)
+    e = _benign(b, rng)
+    return _refused(b, "append", Code.ENVELOPE_BAD_SEQ, {**e, "seq": rng.choice(_not_natural(e["seq"]))})
+
+
+def _not_natural(value: int) -> tuple[object, ...]:
+    """Wrong spellings of the natural ``value``: another JSON type, a sign, a fraction, past ``2^53 - 1``."""
+    return (
+        str(value), -1 - value, -0.0, value + 0.5, True, None, [value], {"value": value},
+        MAX_SAFE_INTEGER + 1, float(MAX_SAFE_INTEGER + 2), -MAX_SAFE_INTEGER,
+    )  # fmt: skip
 
 
 @candidate(Code.ENVELOPE_BAD_TIME, "append")
 def time_not_integer(builder: SessionBuilder, rng: random.Random) -> object:
-    """A time from a sub-millisecond clock, or as an ISO string."""
-    e = _benign(_scratch(builder), rng)
-    return {**e, "time": rng.choice((e["time"] + 0.25, "2026-07-13T10:00:00Z"))}
+    """A time from a sub-millisecond clock, as an ISO string, or any other wrong spelling of a natural."""
+    b = _scratch(builder)
+    e = _benign(b, rng)
+    spellings = (e["time"] + 0.25, "2026-07-13T10:00:00Z", *_not_natural(e["time"]))
+    return _refused(b, "append", Code.ENVELOPE_BAD_TIME, {**e, "time": rng.choice(spellings)})
 
 
 @candidate(Code.ENVELOPE_BAD_IGNORABLE, "append")

@@ -9,26 +9,32 @@ assembled headers must be refused.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, cast
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
+from hypothesis.strategies import DrawFn
 
-from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, thaw
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Mutation
+from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
 from sessionlog_spec.suite.agent.loop import MCP_TOOL, Toolbox, tool_entry
 from sessionlog_spec.suite.machines.agent import LOOP_CHANGES, AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
 PRESENTATIONS = ("canonical", "reordered", "empty-system", "empty-tools", "unmarked-defaults")
 """Spellings of the same assembled header: equality must see through all of them."""
-PROBES = ("fold", "fold_non_canonical", "bad_header")
+PROBES = ("fold", "fold_non_canonical", "fold_foreign", "bad_header")
 EMPTY_MEMBERS = {"empty-system": "system", "empty-tools": "tools", "unmarked-defaults": "adapterDefaults"}
 """Non-canonical presentations by the member each one spells out empty."""
-BAD_HEADERS = ("unpinned", "unknown-member", "tool-without-parameters", "system-not-text")
+BAD_HEADERS = (
+    "unpinned", "unknown-member", "tool-without-parameters", "tool-misnamed", "max-tokens", "reasoning-effort", "defaults",
+    "system-not-text",
+)  # fmt: skip
 TOOLS_ONLY = ("tool-added", "tool-removed", "description-revised")
 """Ways the next request's header can differ from the latest snapshot in its tool list alone."""
 
@@ -48,17 +54,47 @@ def presented(header: dict[str, Any], how: str) -> dict[str, Any]:
     return out
 
 
-def broken(header: dict[str, Any], how: str) -> dict[str, Any]:
-    """``header`` made invalid as ``how``."""
-    out = dict(header)
+_NOT_TEXT = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 2), st.floats(allow_nan=False, allow_infinity=False),
+    st.lists(st.text(max_size=3), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=1),
+)  # fmt: skip
+"""JSON values that are no string: what a writer that stringifies nothing puts where text belongs."""
+_NOT_POSITIVE = st.sampled_from((0, -1, 1.5, "100", True, None, MAX_SAFE_INTEGER + 1, -0.0))
+"""Wrong ``maxTokens`` values: zero, negative, fractional, another type, past ``2^53 - 1``."""
+
+
+def broken(draw: DrawFn, header: dict[str, Any], how: str) -> dict[str, Any]:
+    """``header`` made invalid as ``how``, the bad value drawn (a marker drawn ``true`` for a member
+    present is valid after all: the model says so, and the port must agree)."""
+    out = copy.deepcopy(header)
+    config: dict[str, Any] = out["config"]
     if how == "unpinned":
-        out["config"] = {k: v for k, v in header["config"].items() if k != "model"}
+        pin = draw(st.sampled_from(("provider", "model")), label="pin")
+        if draw(st.booleans(), label="removed"):
+            del config[pin]
+        else:
+            config[pin] = draw(st.one_of(st.just(""), _NOT_TEXT), label="pinned as")
     elif how == "unknown-member":
-        out["messagePrefix"] = []
+        name = draw(st.sampled_from(("messagePrefix", "messages", "tool_choice", "Config", "")), label="member")
+        out[name] = draw(_NOT_TEXT | st.text(max_size=3), label="value")
     elif how == "tool-without-parameters":
-        out["tools"] = [{"name": "read_file", "description": "the read_file tool"}]
+        tool = {"name": "read_file", "description": "the read_file tool", "parameters": {"type": "object"}}
+        del tool[draw(st.sampled_from(("parameters", "description", "name")), label="left out")]
+        out["tools"] = [*out.get("tools", []), tool]
+    elif how == "tool-misnamed":
+        out["tools"] = [*out.get("tools", []), {"name": draw(st.one_of(st.just(""), _NOT_TEXT), label="name"),
+                                                 "description": "", "parameters": {"type": "object"}}]
+    elif how == "max-tokens":
+        config["maxTokens"] = draw(_NOT_POSITIVE, label="maxTokens")
+    elif how == "reasoning-effort":
+        config["reasoningEffort"] = draw(st.one_of(st.just(""), _NOT_TEXT), label="reasoningEffort")
+    elif how == "defaults":
+        marker = draw(st.sampled_from(("reasoningEffort", "maxTokens", "temperature")), label="marked")
+        if draw(st.booleans(), label="for an absent member"):
+            config.pop(marker, None)
+        out["adapterDefaults"] = {marker: draw(st.sampled_from((True, False, 1, "true")), label="marked as")}
     else:
-        out["system"] = ["You are terse."]
+        out["system"] = draw(_NOT_TEXT, label="system")
     return out
 
 
@@ -139,7 +175,7 @@ class HeaderMachine(AgentMachine):
             self.retitle("request_with_bad_header")
             how = data.draw(st.sampled_from(BAD_HEADERS), label="broken as")
             facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
-            header = broken(self.loop.assembled(), how)
+            header = broken(cast(DrawFn, data.draw), self.loop.assembled(), how)
             self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
             return
         self.retitle("fold_headers")
@@ -152,6 +188,17 @@ class HeaderMachine(AgentMachine):
             snapshot = presented(bare, how)
             payload = {"header": snapshot, "reason": "change"}
             events.append({"type": "request/header", "seq": len(events), "time": 0, "data": payload})
+        elif probe == "fold_foreign":
+            # Another writer's snapshot: the reader takes the latest whatever its reason, and the
+            # writer's rule (which reason goes with which header) is not the reader's to check.
+            base = self.loop.assembled()
+            how = data.draw(st.sampled_from(DRIFTS), label="drift")
+            snapshot = drifted(cast(DrawFn, data.draw), base, how) or base
+            payload = {"header": snapshot, "reason": data.draw(st.sampled_from(("initial", "resume", "change", "series")))}
+            if data.draw(st.booleans(), label="starts series"):
+                payload["startsSeries"] = True
+            time = events[-1]["time"] if events else 0
+            events.append({"type": "request/header", "seq": len(events), "time": time, "data": payload})
         self.exchange("fold_header", events=events)
 
     @precondition(lambda self: self.loop.state.header is not None)
