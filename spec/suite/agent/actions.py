@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
@@ -300,7 +300,8 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
     if action == "user_message":
         return builder.user_message(values.text(draw), commit=False)
     if action == "assistant_message":
-        return builder.event("assistant/message", assistant_data(draw, builder, values), commit=False, surfaceOp="append")
+        data = assistant_data(draw, builder, values)
+        return builder.event("assistant/message", data, commit=False, surfaceOp="append", **stream_provenance(draw, builder))
     if action == "chunk":
         return builder.chunk(values.text(draw), commit=False)
     if action == "tool_call":
@@ -338,6 +339,27 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
         type_ = draw(st.sampled_from(UNKNOWN_TYPE_NAMES))
         return builder.event(type_, values.payload(draw), commit=False, ignorable=True)
     raise ValueError(f"unknown action {action!r}")
+
+
+def stream_provenance(draw: DrawFn, builder: SessionBuilder) -> dict[str, Any]:
+    """An assistant message's optional ``sourceEventSeqs``: none, a known-empty stream (``[]``), the
+    chunks the step streamed, or other earlier events, in the order the writer lists them."""
+    how = draw(st.sampled_from(("none", "none", "empty", "chunks", "earlier")), label="stream provenance")
+    if how == "none":
+        return {}
+    if how == "empty":
+        return {"sourceEventSeqs": []}
+    trace = builder.state.trace
+    step = (trace.open_turn, trace.open_step)
+    chunks = [
+        e.seq
+        for e in builder.state.events
+        if e.type == "assistant/chunk" and isinstance(e.data, Mapping) and (e.data.get("turn"), e.data.get("step")) == step
+    ]
+    if how == "chunks" and chunks:
+        return {"sourceEventSeqs": list(draw(st.permutations(chunks), label="chunk order"))}
+    earlier = st.lists(st.integers(0, builder.next_seq - 1), min_size=1, max_size=4, unique=True)
+    return {"sourceEventSeqs": draw(earlier, label="sources")} if builder.next_seq else {}
 
 
 def assistant_data(draw: DrawFn, builder: SessionBuilder, values: ActionValues = SUITE_VALUES) -> dict[str, Any]:

@@ -150,6 +150,12 @@ class AgentMachine(ConformanceMachine):
             if decision is not None:
                 self.deliver(self.loop.header_event(decision))
             self.loop.request_sent()
+        elif action == "chunk":
+            # A model streams in bursts: runs of chunks are what a packed row holds (INV-JSONL-9).
+            for _ in range(data.draw(st.integers(1, 6), label="chunks")):
+                if not self.loop.can("chunk"):
+                    break
+                self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
         else:
             self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
 
