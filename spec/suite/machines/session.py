@@ -2,8 +2,9 @@
 
 Every valid event the harness builds is appended to the port and its state compared with the
 model's; invalid candidates (``append`` and ``seed`` mutations) must be refused and must leave the
-state unchanged; now and then the session is replaced by a seed (a child session inheriting its
-parent's history, or a fresh realistic one).
+state, and the saved form when the port saves, unchanged; now and then the session is replaced by
+a seed (a child session inheriting its parent's history, or a fresh realistic one), which is saved
+and loaded back.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ class LiveSessionMachine(AgentMachine):
         self.loop.commit(raw)
 
     def check_state(self) -> None:
-        """The port's observable state equals the model's."""
+        """The port's observable state equals the model's, and so does its saved form when it saves."""
         self.exchange("state")
+        if self.ctx.supports("jsonl"):
+            self.exchange("save")
 
 
 class SessionMachine(LiveSessionMachine):
@@ -60,3 +63,10 @@ class SessionMachine(LiveSessionMachine):
             events = []
         self.exchange_ok("seed", events=events)
         self.take_over(self.oracle.state)
+        if self.ctx.supports("jsonl"):
+            # A seeded session is saved and loaded back: the child's stored form keeps its parent's
+            # history and the end-of-seed marker, and reading it gives the same session.
+            saved = self.exchange_ok("save")
+            self.exchange_ok("load", jsonl=saved["jsonl"])
+            self.take_over(self.oracle.state)  # loading closes a turn the seed left open
+            self.check_state()
