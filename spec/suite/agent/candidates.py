@@ -1354,6 +1354,19 @@ def malformed_packed_row_in_committed_history(builder: SessionBuilder, rng: rand
     return _committed_damage(builder, rng, insert)
 
 
+def _malformed_ranges(seq: int, rng: random.Random) -> object:
+    """A range list a row at ``seq`` may not hold, drawn: a pair inverted, not a pair, past the row's
+    seq, of no integers; a list that stops increasing after a range (a repeat, a step back, before or
+    after the range); not a list at all."""
+    a = rng.randrange(max(seq - 1, 1))
+    b = rng.randrange(a, max(seq - 1, a + 1))
+    return rng.choice((
+        [[b + 1, a]], [[a]], [[a, b, b + 1]], [[a, seq]], [[a, seq + rng.randrange(1, 5)]], [[a, b + 0.5]], [["0", b]],
+        [[a, b], b], [[a, b], a], [[a, b], rng.randrange(b + 1)], [b, [a, b]], [b, [b, b]], [[a, b], [b, b + 1]],
+        [[a, b], [a, b]], "0-1", {"start": a, "end": b},
+    ))  # fmt: skip
+
+
 @candidate(Code.JSONL_MALFORMED_LINE, "load")
 def malformed_range_provenance_in_committed_history(builder: SessionBuilder, rng: random.Random) -> object:
     """A row whose ``sourceEventSeqs`` is a malformed range list (inverted, not a pair, past its seq,
@@ -1362,10 +1375,16 @@ def malformed_range_provenance_in_committed_history(builder: SessionBuilder, rng
     def spoil(lines: list[str], i: int) -> None:
         row = json.loads(lines[i])
         seq = row["seq"]
-        row["sourceEventSeqs"] = rng.choice(([[1, 0]], [[0]], [[0, seq]], [[0, 0], 0], "0-1", [[0, 0.5]]))
+        row["sourceEventSeqs"] = _malformed_ranges(seq, rng)
         lines[i] = json.dumps(row)
 
-    return _committed_damage(builder, rng, spoil)
+    # A list the codec reads after all (a range ending at the row's own seq) is the session's to
+    # refuse, for another reason: draw again.
+    for _ in range(4):
+        text = _committed_damage(builder, rng, spoil)
+        if text is None or _refused(builder, "load", Code.JSONL_MALFORMED_LINE, text) is not None:
+            return text
+    return None
 
 
 @candidate(Code.JSONL_MALFORMED_LINE, "load")
