@@ -2325,7 +2325,7 @@ def seed_dispatch_settled_twice(builder: SessionBuilder, rng: random.Random) -> 
 @candidate(Code.PTC_SETTLE_MISMATCH, "seed")
 def seed_dispatch_settles_other_call(builder: SessionBuilder, rng: random.Random) -> object:
     """A seed in which a PTC sub-call settles as another call than it started: another tool, or other
-    arguments (another file, ``1.5`` for ``1``)."""
+    arguments (another file; ``1.5``, ``true`` or ``"1"`` for ``1``; one more item)."""
     b = _scratch(builder)
     started = _ptc_started(b)
     if started is None:
@@ -2335,6 +2335,9 @@ def seed_dispatch_settles_other_call(builder: SessionBuilder, rng: random.Random
         (
             {"name": "grep"},
             {"arguments": {"path": "src/parser.py", "lines": [1.5, 40]}},
+            {"arguments": {"path": "src/parser.py", "lines": [True, 40]}},
+            {"arguments": {"path": "src/parser.py", "lines": ["1", 40]}},
+            {"arguments": {"path": "src/parser.py", "lines": [1, 40, None]}},
             {"arguments": {"path": "src/lexer.py", "lines": [1, 40]}},
         )
     )
@@ -2466,7 +2469,10 @@ def title_cites_non_human(builder: SessionBuilder, rng: random.Random) -> object
     others = [e.seq for e in b.state.events if not _from_human(e)]
     if not others:
         return None
-    cited = sorted({*humans[:1], rng.choice(others)})
+    # A user message from no human (a compaction checkpoint, a team member's, a tool's) is the
+    # subtle case: half the time it is the one cited, when the log has one.
+    unsent = [e.seq for e in b.state.events if e.type == "user/message" and not _from_human(e)]
+    cited = sorted({*humans[:1], rng.choice(unsent if unsent and rng.random() < 0.5 else others)})
     if rng.random() < 0.5:
         source = rng.choice(({"kind": "fallback"}, {"kind": "provider", "provider": "deepseek"}))
         return b.event("session/title", {"title": "Fix the failing parser test", "messageSeqs": cited, "source": source}, False)
