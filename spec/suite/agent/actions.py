@@ -390,6 +390,17 @@ def assistant_data(draw: DrawFn, builder: SessionBuilder, values: ActionValues =
     return data
 
 
+_OPAQUE_TEXT = st.text(st.characters(codec="utf-8"), max_size=8)
+_OPAQUE_LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1), _OPAQUE_TEXT,
+    st.floats(-1e6, 1e6, allow_nan=False).filter(lambda x: x != 0 or str(x) == "0.0"),
+)  # fmt: skip
+OPAQUE_VALUES = st.recursive(
+    _OPAQUE_LEAVES, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_OPAQUE_TEXT, inner, max_size=3), max_leaves=8
+)
+"""Owner-opaque JSON: any lossless value (no ``-0``, no integer beyond ``2^53 - 1``), nested a little."""
+
+
 def tool_result(draw: DrawFn, builder: SessionBuilder, values: ActionValues = SUITE_VALUES) -> RawEvent:
     """The result of a started call: output or error, sometimes with meta."""
     call_id = draw(st.sampled_from(open_calls(builder)[1]))
@@ -397,8 +408,12 @@ def tool_result(draw: DrawFn, builder: SessionBuilder, values: ActionValues = SU
     data = builder.tool_result_data(call_id, values.text(draw), is_error=failed)
     if failed and draw(st.booleans()):
         data["error"] = {"name": "ToolError", "code": "TOOL_FAILED"}
-    if draw(st.integers(0, 3)) == 0:
+    meta = draw(st.integers(0, 5), label="meta")
+    if meta == 0:
         data["meta"] = {"durationMs": values.duration_ms(draw)}
+    elif meta == 1 and values.shaped_notes:
+        # meta is the tool's own JSON (INV-PAY-3): any value, not only an object.
+        data["meta"] = draw(OPAQUE_VALUES, label="meta value")
     return builder.event("tool/result", data, commit=False, surfaceOp="append")
 
 

@@ -689,6 +689,30 @@ def tool_call_with_surface_op(builder: SessionBuilder, rng: random.Random) -> ob
     return {**b.tool_call(rng.choice(unstarted), commit=False), "surfaceOp": "append"}
 
 
+def _off_surface_event(b: SessionBuilder, rng: random.Random) -> RawEvent:
+    """An event of a type that never joins the surface: a note the log allows here, or an ignorable
+    event of a type outside the vocabulary (which is no message either)."""
+    if rng.random() < 0.5:
+        return b.event(f"vendor/{rng.choice(('telemetry', 'trace', 'note'))}", {"n": 1}, False, ignorable=True)
+    return _benign(b, rng)
+
+
+@candidate(Code.SURFACE_OP_FORBIDDEN, "append")
+def off_surface_event_with_surface_op(builder: SessionBuilder, rng: random.Random) -> object:
+    """Any event that is no message (a note, an unknown ignorable event) written with a ``surfaceOp``."""
+    b = _scratch(builder)
+    op: object = rng.choice(("append", {"op": "replace", "start": 0, "end": 0}))
+    return _refused(b, "append", Code.SURFACE_OP_FORBIDDEN, {**_off_surface_event(b, rng), "surfaceOp": op})
+
+
+@candidate(Code.SOURCES_FORBIDDEN, "append")
+def off_surface_event_with_sources(builder: SessionBuilder, rng: random.Random) -> object:
+    """Any event that is no message (a note, an unknown ignorable event) carrying ``sourceEventSeqs``."""
+    b = _scratch(builder)
+    sources = [rng.randrange(b.next_seq)] if b.next_seq else []
+    return _refused(b, "append", Code.SOURCES_FORBIDDEN, {**_off_surface_event(b, rng), "sourceEventSeqs": sources})
+
+
 @candidate(Code.SOURCES_FORBIDDEN, "append")
 def summary_with_sources(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``compaction/summary`` (the open compaction's, when one waits for it) carrying the provenance that

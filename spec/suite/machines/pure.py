@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from sessionlog_spec.model.session import append_event as model_append_event
+from sessionlog_spec.model.session import seed_session
 from sessionlog_spec.model.violation import Violation
-from sessionlog_spec.suite.agent.builder import RawEvent
+from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
 from sessionlog_spec.suite.agent.candidates import Mutation, orphaning_spans
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
@@ -134,6 +135,17 @@ class RepairMachine(PureMachine):
     def repair_crash_prefix(self, data: st.DataObject) -> None:
         cut = data.draw(st.integers(1, len(self.loop.log) - 1), label="crash after event")
         self.observe(self.loop.log[:cut])
+
+    @precondition(lambda self: len(self.loop.log) > 1)
+    @rule(data=st.data())
+    @step
+    def repair_seeded_child(self, data: st.DataObject) -> None:
+        # A child session seeded from a prefix of this one, which crashed before writing anything of
+        # its own: its log ends with the end-of-seed marker, which the closers must count (INV-REPAIR-4).
+        cut = data.draw(st.integers(1, len(self.loop.log)), label="seeded from")
+        seeded = seed_session(self.loop.log[:cut])
+        if not isinstance(seeded, Violation):
+            self.observe(SessionBuilder(seeded).events)
 
     @precondition(lambda self: self.loop.state.trace.open_turn is not None)
     @rule(again=st.just(True))
