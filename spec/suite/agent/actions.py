@@ -298,7 +298,12 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
     if action == "step_end":
         return builder.step_end(commit=False)
     if action == "user_message":
-        return builder.user_message(values.text(draw), commit=False)
+        event = builder.user_message(values.text(draw), commit=False)
+        if values.shaped_notes and draw(st.integers(0, 4), label="extension block") == 0:
+            # A content block of a type this format does not know: kept as owner-opaque JSON (INV-PAY-3).
+            kind = draw(st.sampled_from(("vendor-card", "x-image-ref", "citation")), label="block type")
+            event["data"]["content"].append({"type": kind, "payload": draw(OPAQUE_VALUES, label="block payload")})
+        return event
     if action == "assistant_message":
         data = assistant_data(draw, builder, values)
         return builder.event("assistant/message", data, commit=False, surfaceOp="append", **stream_provenance(draw, builder))
