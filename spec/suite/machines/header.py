@@ -194,11 +194,12 @@ class HeaderMachine(AgentMachine):
             base = self.loop.assembled()
             how = data.draw(st.sampled_from(DRIFTS), label="drift")
             snapshot = drifted(cast(DrawFn, data.draw), base, how) or base
-            payload = {"header": snapshot, "reason": data.draw(st.sampled_from(("initial", "resume", "change", "series")))}
+            reason = data.draw(st.sampled_from(("initial", "resume", "change", "series")))
+            foreign: dict[str, object] = {"header": snapshot, "reason": reason}
             if data.draw(st.booleans(), label="starts series"):
-                payload["startsSeries"] = True
+                foreign["startsSeries"] = True
             time = events[-1]["time"] if events else 0
-            events.append({"type": "request/header", "seq": len(events), "time": time, "data": payload})
+            events.append({"type": "request/header", "seq": len(events), "time": time, "data": foreign})
         self.exchange("fold_header", events=events)
 
     @precondition(lambda self: self.loop.state.header is not None)
