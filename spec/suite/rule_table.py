@@ -34,6 +34,7 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     # repair
     "repair_crash_prefix": ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4"),
     "repair_repaired": ("INV-REPAIR-5",),
+    "repair_seeded_child": ("INV-REPAIR-1", "INV-REPAIR-2", "INV-REPAIR-4", "INV-LOG-10"),
     # jsonl
     "save": ("INV-JSONL-1", "INV-JSONL-2"),
     "load_saved": ("INV-JSONL-2", "INV-JSONL-8"),
@@ -62,6 +63,7 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "upgrade_refused_form": ("INV-LEGACY-1", "INV-LEGACY-2", "INV-LEGACY-3", "INV-LEGACY-4"),
     "upgrade_v1_unchanged": ("INV-LEGACY-7",),
     "upgrade_twice": ("INV-LEGACY-7",),
+    "restart_interrupted_turn": ("INV-LEGACY-6", "INV-LEGACY-7", "INV-JSONL-7"),
     "load_legacy": ("INV-JSONL-7", "INV-LEGACY-6"),
     # compaction
     "balance_around": ("INV-COMPACT-1", "INV-COMPACT-2", "INV-COMPACT-5"),
@@ -118,12 +120,25 @@ CODE_OWNERS: dict[str, tuple[str, ...]] = {
 }
 
 
+STORED_OPS = frozenset({"save", "load", "read", "store_create", "store_open", "store_append", "store_checkpoint", "store_close"})
+
+PATH_OWNED: dict[str, frozenset[str]] = {"JSONL": STORED_OPS}
+"""Invariant groups whose rules are about one path (the stored log's): a code they share with a rule
+of every path (a seq gap, say) counts for them only when a step's ops took theirs."""
+
+
 def step_invariants(group: str, rule: str | None, ops: Iterable[str], codes: Iterable[str]) -> set[str]:
     """The invariant IDs one step exercised: its action's or rule's (as far as ``group`` observes them), its ops', its codes'."""
     observed = GROUP_OBSERVES[group]
+    taken = set(ops)
     tags = {i for i in STEP_INVARIANTS.get(rule or "", ()) if i.split("-")[1] in observed}
-    for op in ops:
+    for op in taken:
         tags.update(OP_INVARIANTS.get(op, ()))
     for code in codes:
-        tags.update(CODE_OWNERS.get(code, ()))
+        tags.update(i for i in CODE_OWNERS.get(code, ()) if _on_its_path(i, taken))
     return tags
+
+
+def _on_its_path(invariant: str, ops: set[str]) -> bool:
+    path = PATH_OWNED.get(invariant.split("-")[1])
+    return path is None or bool(ops & path)

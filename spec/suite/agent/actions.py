@@ -44,7 +44,7 @@ from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.shapes import Context as ShapeContext
 from sessionlog_spec.model.trace import ABORT_CAUSES
 from sessionlog_spec.model.violation import Violation
-from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
+from sessionlog_spec.suite.agent.builder import PROVIDER, OpenCompaction, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 
 T = TypeVar("T")
@@ -162,7 +162,7 @@ def applicable_actions(builder: SessionBuilder, unknown_types: bool = True) -> l
     if builder.legal_ranges():
         actions += ["compaction"] * 2
     # A turn neither starts nor ends across an open compaction: the harness logs its next step instead.
-    compacting = builder.open_compaction() is not None
+    compacting = closable_compaction(builder) is not None
     if trace.open_turn is None:
         actions += ["log_only" if compacting else "turn_start"] * 6
         return actions
@@ -566,12 +566,22 @@ def _request_context(builder: SessionBuilder, variant: int) -> dict[str, Any]:
     return data
 
 
+def closable_compaction(builder: SessionBuilder) -> OpenCompaction | None:
+    """The open compaction, if it can still be summarised and ended: its owner turn is the open one
+    (or it has none and no turn is open).  A valid log may end its owner turn first (a replayed or
+    seeded log does), which leaves it open for good: nothing of it can be written any more."""
+    open_ = builder.open_compaction()
+    return open_ if open_ is not None and open_.turn == builder.state.trace.open_turn else None
+
+
 def _compaction_note(builder: SessionBuilder, type_: str, variant: int) -> RawEvent | None:
     """The next step of a compaction, whichever of its types ``type_`` is: one is started between turns,
     then summarised over a legal range, then ended."""
-    open_ = builder.open_compaction()
-    if open_ is None:
+    if builder.open_compaction() is None:
         return None if builder.state.trace.open_turn is not None else builder.compaction_start(commit=False)
+    open_ = closable_compaction(builder)
+    if open_ is None:
+        return None
     ranges = builder.legal_ranges()
     if type_ != "compaction/end" and not open_.summarized and ranges:
         start, end = ranges[variant % len(ranges)]
