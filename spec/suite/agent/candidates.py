@@ -2995,7 +2995,8 @@ def _lifted(mutation: Mutation, context: Context) -> Build:
             routes = [_upgraded_as_v1, _upgraded_as_v0]
             rng.shuffle(routes)
             logs = (route(builder, rng, event) for route in routes)
-            return next((log for log in logs if log is not None and _refused_with(_model_answer(builder, context, log), mutation.code)), None)
+            refused = (log for log in logs if log is not None and _refused_with(_model_answer(builder, context, log), mutation.code))
+            return next(refused, None)
         return value if _refused_with(_model_answer(builder, context, value), mutation.code) else None
 
     build.__name__ = build.__qualname__ = f"{mutation.name}@{context}"
