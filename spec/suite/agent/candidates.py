@@ -2977,7 +2977,7 @@ def _upgraded_as_v1(builder: SessionBuilder, rng: random.Random, event: object) 
 
 
 def _upgraded_as_v0(builder: SessionBuilder, rng: random.Random, event: object) -> object:
-    return _v0_log(builder, rng, event) if _v0_writable(builder) else None
+    return _v0_log(builder, rng, event) if isinstance(event, dict) and _v0_writable(builder) else None
 
 
 def _lifted(mutation: Mutation, context: Context) -> Build:
@@ -2994,9 +2994,8 @@ def _lifted(mutation: Mutation, context: Context) -> Build:
             # a v0 log is checked as a v0 source first, so either route may give another code.
             routes = [_upgraded_as_v1, _upgraded_as_v0]
             rng.shuffle(routes)
-            logs = (route(builder, rng, event) for route in routes)
-            refused = (log for log in logs if log is not None and _refused_with(_model_answer(builder, context, log), mutation.code))
-            return next(refused, None)
+            logs = [log for log in (route(builder, rng, event) for route in routes) if log is not None]
+            return next((log for log in logs if _refused_with(_model_answer(builder, context, log), mutation.code)), None)
         return value if _refused_with(_model_answer(builder, context, value), mutation.code) else None
 
     build.__name__ = build.__qualname__ = f"{mutation.name}@{context}"
