@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from sessionlog_spec.model.event import Event, decode_event
+from sessionlog_spec.model.relationships import relationship_finish
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.model_driver import BadRequest, ModelDriver
@@ -80,4 +81,10 @@ class Oracle(ModelDriver):
         """Nothing: the port makes the directory."""
 
     def session_of(self, raws: Any) -> SessionState | Violation:
-        return self.validated(raws)
+        # Appending never judges the log as a whole (a later end-of-seed marker may still retire a
+        # compaction that crossed a turn); a whole log is judged at its end, as fold_session does.
+        state = self.validated(raws)
+        if isinstance(state, Violation):
+            return state
+        unfinished = relationship_finish(state.relations)
+        return state if unfinished is None else unfinished.at(f"index {len(raws) - 1}")

@@ -150,6 +150,13 @@ def test_the_oracle_answers_exactly_as_the_model_driver(seed: int) -> None:
     header = {"config": {"provider": "deepseek", "model": "deepseek-chat"}}
     requests.append({"op": "header_decision", "events": log, "header": header, "instance": facts})
     requests += [{"op": "cuts", "events": log, "seq": seq} for seq in (0, 1, len(log) - 1, len(log) + 3)]
+    # A compaction left open across the turn's end: every append is accepted, the whole log is not (INV-REL-11).
+    crossed = realistic_session(turns=1, calls_per_step=seed % 2)
+    crossed.turn_start()
+    crossed.user_message("compact while working")
+    crossed.compaction_start()
+    crossed.turn_end()
+    requests += [{"op": op, "events": crossed.events} for op in ("fold_surface", "repair", "cuts")]
     for number, request in enumerate(requests):
         ours, theirs = oracle({"id": number, **request}), driver({"id": number, **request})
         assert ours == theirs, request["op"]

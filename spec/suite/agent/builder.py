@@ -19,7 +19,7 @@ from typing import Any
 
 from sessionlog_spec.model.compaction import cut_balances
 from sessionlog_spec.model.event import Replace, encode_event
-from sessionlog_spec.model.json_value import as_object, thaw
+from sessionlog_spec.model.json_value import as_int, as_object, thaw
 from sessionlog_spec.model.repair import NOT_STARTED_TEXT
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event
 from sessionlog_spec.model.violation import Violation
@@ -317,7 +317,7 @@ class SessionBuilder:
                 turn, command = data.get("turn"), data.get("sourceCommandId")
                 open_ = OpenCompaction(
                     str(data.get("compactionId")),
-                    turn if isinstance(turn, int) else None,
+                    as_int(turn),  # a shaped payload may spell the turn 1.0
                     False,
                     command if isinstance(command, str) else None,
                 )
