@@ -14,6 +14,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
+from sessionlog_spec.model.relationships import relationship_finish
+from sessionlog_spec.model.session import EMPTY_SESSION, append_event
+from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent, realistic_session
 from sessionlog_spec.suite.agent.candidates import Mutation
@@ -22,9 +25,19 @@ from sessionlog_spec.suite.machines.base import step
 
 
 def _replayed_live(candidate: Any) -> bool:
-    """Whether a seed candidate goes in live instead (half of them, decided by the candidate itself so
-    that a replayed example does the same)."""
-    return isinstance(candidate, list) and len(candidate) % 2 == 0
+    """Whether a seed candidate goes in live instead: half of them, decided by the candidate itself so
+    that a replayed example does the same, and only where what the appends accept is a whole log.
+    A scene that only its end-of-seed marker makes whole (a compaction left open across a turn's
+    end, which the marker retires) is no session a harness goes on appending to."""
+    if not (isinstance(candidate, list) and len(candidate) % 2 == 0):
+        return False
+    state = EMPTY_SESSION
+    for event in candidate:
+        following = append_event(state, event)
+        if isinstance(following, Violation):
+            break
+        state = following
+    return relationship_finish(state.relations) is None
 
 
 class LiveSessionMachine(AgentMachine):

@@ -72,14 +72,19 @@ def draft_for(mutation: Mutation, pool: list[Scene]) -> Draft | None:
         # Every stateful refusal also checks that the session is unchanged afterwards.
         extra = ("INV-LOG-11",) if mutation.context in ("append", "seed", "load") else ()
         return Draft(
-            id=f"{file}/refuse-{mutation.name.replace('_', '-')}",
+            id=f"{file}/refuse-{_slug(mutation.name)}",
             file=file,
             invariants=(*invariants, *extra),
             description=f"{mutation.context} refused with {mutation.code.value} "
-            f"({mutation.name.replace('_', ' ')}, scene {scene.name})",
+            f"({mutation.name.replace('_', ' ').replace('@', ' on ')}, scene {scene.name})",
             steps=tuple(submitted),
         )
     return None
+
+
+def _slug(name: str) -> str:
+    """A mutation's name as a vector id: ``seq_not_natural@seed`` is ``seq-not-natural-on-seed``."""
+    return name.replace("_", "-").replace("@", "-on-")
 
 
 def drafts() -> list[Draft]:
