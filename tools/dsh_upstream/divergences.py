@@ -406,6 +406,8 @@ EXPLANATIONS = (
     Explanation("D3", r"\bHEADER_NOT_CANONICAL accepted-invalid"),
     Explanation("D4", r"nested.too.deep"),
     Explanation("driver:json-numbers", r"unsafe integer|outside the safe range|negative zero|rounds"),
+    Explanation("gap:rewrite-rules-on-read", r"^(read|legacy) .*TOOL_REWRITE_(SPAN|TARGET|CHANGES) accepted-invalid"),
+    Explanation("driver:upgrade-events-are-rows", r"^(read|legacy) sources_range_encoded@upgrade\S* SOURCES_INVALID accepted-invalid"),
 )
 
 
