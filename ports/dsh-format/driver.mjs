@@ -19,8 +19,9 @@
  *     restoreCurrentHeader: assertReleasedV1Header,
  *   })
  *
- *   legacy  upgrade_v0  `catalog.createRestore(header, {recovery: 'strict', validation})`, one
- *                       `decodeRow` per event, `finish()`; `validation` as for `read` (T6).
+ *   legacy  upgrade_v0  `catalog.createRestore(header, {recovery: 'strict', validation:
+ *                       'transformed'})`, one `decodeRow` per event, `finish()`; a v1 log is then
+ *                       held to assertReleasedV1MigrationSource (T6).
  *   read    read        the stored text split into lines the way upstream's historical JSONL reader
  *                       does (MigratingJsonlRows / decodeStreamingMigration in
  *                       packages/session/session-persistence-jsonl/src/generation.ts), the rows fed
@@ -74,10 +75,11 @@
  *      matches is replied UNMAPPED with upstream's message; a crash (TypeError and the like) is
  *      UNMAPPED with the error name in front.  The reply message is always upstream's full text.
  *      A row whose code is `{}` is a message deliberately left UNMAPPED in every op.
- *  T6  A v1 log given to `upgrade_v0` is restored the way production restores a current log
- *      (validation 'current', as `read` does): with 'transformed' the catalog passes input that is
- *      already current through its identity restorer unvalidated, which is no answer to "is this
- *      a log the edge lets through" (the protocol's question: spec/PROTOCOL.md, `upgrade_v0`).
+ *  T6  A v1 log given to `upgrade_v0`: with validation 'transformed' the catalog passes input that
+ *      is already current through its identity restorer unvalidated, which is no answer to the
+ *      protocol's question (is this a log the edge lets through: spec/PROTOCOL.md, `upgrade_v0`).
+ *      The driver holds it to assertReleasedV1MigrationSource, the check upstream's edge applies
+ *      to its own output (the interrupted-turn restart admitted), after the identity restore.
  *  T7  A reply that cannot be serialised (JSON.stringify overflowing on a very deep value) is
  *      replied UNMAPPED with a "driver:" message instead of killing the driver.
  */
@@ -465,10 +467,13 @@ const ops = {
     if (!isObject(log)) throw new BadRequest('log must be an object')
     if (!('header' in log)) throw new BadRequest('log needs a header')
     if (!Array.isArray(log.events)) throw new BadRequest('log.events must be an array')
-    const validation = isObject(log.header) && log.header.version === 0 ? 'transformed' : 'current'
-    const restore = catalog.createRestore(log.header, { recovery: 'strict', validation })
+    const restore = catalog.createRestore(log.header, { recovery: 'strict', validation: 'transformed' })
     for (const event of log.events) restore.decodeRow(event)
-    return { log: replyLog(restore.finish()) }
+    const artifact = restore.finish()
+    // T6: current input comes back through the identity restorer unvalidated; it is held to what
+    // upstream's v1 edge accepts as its source, as the edge's own output is.
+    if (isObject(log.header) && log.header.version === 1) assertReleasedV1MigrationSource(artifact)
+    return { log: replyLog(artifact) }
   },
   read: (request) => {
     if (typeof request.jsonl !== 'string') throw new BadRequest('jsonl must be a string')
