@@ -645,6 +645,9 @@ def note_event(builder: SessionBuilder, type_: str, variant: int) -> RawEvent:
         data = _request_context(builder, variant)
     else:
         raise ValueError(f"no note of type {type_!r}")
-    if data is None:
+    event = None if data is None else builder.event(type_, data, commit=False)
+    # A note that carries on from an earlier one (a goal's next revision, a plan mode's toggle) may
+    # carry on from a shaped payload at a boundary (revision 2^53 - 1), where no next value is valid.
+    if event is None or isinstance(model_append_event(builder.state, event), Violation):
         return builder.event(NOTE_FALLBACK, _hook_invoked(builder, variant), commit=False)
-    return builder.event(type_, data, commit=False)
+    return event
