@@ -333,7 +333,10 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
         return builder.rewrite_tool_result(seq, values.rewrite_text(draw), commit=False)
     if action == "log_only":
         envelope = {"ignorable": True} if draw(st.integers(0, 4)) == 0 else {}
-        type_ = draw(st.sampled_from(LOG_ONLY_TYPES))
+        # A harness that started a compaction logs its summary (or its failure) next, more often than not.
+        compacting = closable_compaction(builder) is not None and draw(st.booleans(), label="compaction goes on")
+        goes_on = st.sampled_from(("compaction/summary", "compaction/summary", "compaction/end"))
+        type_ = draw(goes_on if compacting else st.sampled_from(LOG_ONLY_TYPES))
         shaped = shaped_note(draw, builder, type_) if values.shaped_notes and draw(st.integers(0, 2)) == 0 else None
         return {**(shaped or note_event(builder, type_, values.note(draw))), **envelope}
     if action == "turn_only":
@@ -578,7 +581,9 @@ def _compaction_note(builder: SessionBuilder, type_: str, variant: int) -> RawEv
     """The next step of a compaction, whichever of its types ``type_`` is: one is started between turns,
     then summarised over a legal range, then ended."""
     if builder.open_compaction() is None:
-        return None if builder.state.trace.open_turn is not None else builder.compaction_start(commit=False)
+        # A harness compacts between turns, when the surface holds a span it may summarise.
+        between_turns = builder.state.trace.open_turn is None
+        return builder.compaction_start(commit=False) if between_turns and builder.legal_ranges() else None
     open_ = closable_compaction(builder)
     if open_ is None:
         return None
