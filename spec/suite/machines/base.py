@@ -44,6 +44,8 @@ class MachineContext:
     """Set after a port fault: the next example restarts the driver before using it."""
     answers: AnswerMemory = field(default_factory=AnswerMemory)
     """The port's answers so far, to tell a nondeterministic port from a failing one."""
+    first_disagreement: Disagreement | None = None
+    """The first disagreement seen, kept for a run whose replay then takes another path."""
 
     def supports(self, group: str) -> bool:
         """Whether the port declared ``group`` in ``hello``."""
@@ -208,7 +210,10 @@ class ConformanceMachine(RuleBasedStateMachine):
         codes = sorted(set(self._step_codes))
         op = self.transcript[-1].op if self.transcript else "hello"
         kind = disagreement_type(f"{self.group}/{op}/{mismatch.kind}")
-        return kind(self.group, mismatch, list(self.transcript), rule=self._rule, invariants=sorted(tags), codes=codes)
+        found = kind(self.group, mismatch, list(self.transcript), rule=self._rule, invariants=sorted(tags), codes=codes)
+        if self.ctx.first_disagreement is None:
+            self.ctx.first_disagreement = found
+        return found
 
     # -- steps and coverage -------------------------------------------------------------------------
 
