@@ -574,18 +574,22 @@ def closable_compaction(builder: SessionBuilder) -> OpenCompaction | None:
     (or it has none and no turn is open).  A valid log may end its owner turn first (a replayed or
     seeded log does), which leaves it open for good: nothing of it can be written any more."""
     open_ = builder.open_compaction()
-    return open_ if open_ is not None and open_.turn == builder.state.trace.open_turn else None
+    return open_ if open_ is not None and _closable(builder, open_) else None
+
+
+def _closable(builder: SessionBuilder, open_: OpenCompaction) -> bool:
+    return open_.turn == builder.state.trace.open_turn
 
 
 def _compaction_note(builder: SessionBuilder, type_: str, variant: int) -> RawEvent | None:
     """The next step of a compaction, whichever of its types ``type_`` is: one is started between turns,
     then summarised over a legal range, then ended."""
-    if builder.open_compaction() is None:
+    open_ = builder.open_compaction()
+    if open_ is None:
         # A harness compacts between turns, when the surface holds a span it may summarise.
         between_turns = builder.state.trace.open_turn is None
         return builder.compaction_start(commit=False) if between_turns and builder.legal_ranges() else None
-    open_ = closable_compaction(builder)
-    if open_ is None:
+    if not _closable(builder, open_):
         return None
     ranges = builder.legal_ranges()
     if type_ != "compaction/end" and not open_.summarized and ranges:
