@@ -40,6 +40,10 @@ class OpenCompaction:
     source_command_id: str | None = None
 
 
+BUILDER_TICK = 7
+"""Milliseconds the builder's clock moves for each event it builds."""
+
+
 def text_block(text: str) -> dict[str, Any]:
     """A text content block."""
     return {"type": "text", "text": text}
@@ -87,7 +91,7 @@ class SessionBuilder:
 
     def event(self, type_: str, data: Any, commit: bool = True, **envelope: Any) -> RawEvent:
         """A raw event at the next seq; committed through the model unless ``commit`` is false."""
-        self.time += 7
+        self.time += BUILDER_TICK
         raw: RawEvent = {"type": type_, "seq": self.next_seq, "time": self.time, "data": data, **envelope}
         if commit:
             self.commit(raw)

@@ -79,6 +79,7 @@ from sessionlog_spec.model.session import seed_session as model_seed_session
 from sessionlog_spec.model.shapes import Context as ShapeContext
 from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent import crashes
 from sessionlog_spec.suite.agent.actions import note_event, open_calls
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.legacy_forms import FORMS, v0_events
@@ -928,6 +929,69 @@ def rewrite_changes_call(builder: SessionBuilder, rng: random.Random) -> object:
     return _rewrite(b, seq, seq, data)
 
 
+RESULT_META: tuple[object, ...] = ({"truncated": True}, {"bytes": 18_204, "lines": 412}, {"exitCode": 0}, {})
+"""What a tool runner notes beside a result (``meta`` is opaque JSON)."""
+
+
+def _answered_call(b: SessionBuilder, rng: random.Random) -> int | None:
+    """On the scratch builder ``b``: the seq of a tool result on the surface of the open turn, logging
+    a call and its result (with a ``meta`` note half the time) when there is none."""
+    results = _tool_results(b) if _open_turn(b) is not None else []
+    if results and rng.random() < 0.5:
+        return rng.choice(results)
+    call = _asked_call(b)
+    if call is None or not _put(b, b.tool_call(call, commit=False)):
+        return None
+    result = b.tool_result(call, commit=False)
+    if rng.random() < 0.5:
+        result["data"]["meta"] = copy.deepcopy(rng.choice(RESULT_META))
+    return result["seq"] if _put(b, result) else None
+
+
+def _changed_beyond_content(data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """``data`` (a rewrite's payload) with one thing changed that a rewrite must keep: ``meta``
+    added, changed or dropped, ``isError`` flipped, the call or the message renamed, the error note
+    added."""
+    message, block = data["message"], data["message"]["content"][0]
+    ways = ["meta", "isError", "call", "message id", "error"]
+    way = rng.choice(ways)
+    if way == "meta":
+        if "meta" in data and rng.random() < 0.5:
+            del data["meta"]
+        else:
+            data["meta"] = next(m for m in RESULT_META if m != data.get("meta"))
+    elif way == "isError":
+        block["isError"] = not block.get("isError", False)
+    elif way == "call":
+        message["source"]["callId"] = block["toolCallId"] = f"{block['toolCallId']}-retry"
+    elif way == "message id":
+        message["id"] = f"{message['id']}-rewritten"
+    else:
+        data["error"] = {"name": "ToolTimeout", "code": "TIMEOUT"}
+    return data
+
+
+@candidate(Code.TOOL_REWRITE_CHANGES, "seed")
+def seed_rewrite_changes_more_than_content(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a tool result is rewritten with more changed than its content: its ``meta``,
+    its error flag or note, the call it answers, its message id."""
+    b = _scratch(builder)
+    seq = _answered_call(b, rng)
+    if seq is None:
+        return None
+    return _seed_with(b, _rewrite(b, seq, seq, _changed_beyond_content(_elided(_data(b.state.events[seq])), rng)))
+
+
+@candidate(Code.EVENT_OUTSIDE_TURN, "seed")
+def seed_late_rewrite(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a tool result is rewritten after its turn ended (a pruning pass run between turns)."""
+    b = _scratch(builder)
+    seq = _answered_call(b, rng)
+    if seq is None or not _leave_turn(b):
+        return None
+    return _seed_with(b, _rewrite(b, seq, seq, _elided(_data(b.state.events[seq]))))
+
+
 # -- trace (INV-TRACE-1..9) ------------------------------------------------------------------------
 
 
@@ -1132,16 +1196,51 @@ def assistant_after_step_end(builder: SessionBuilder, rng: random.Random) -> obj
     return e
 
 
-@candidate(Code.EVENT_OUTSIDE_STEP, "append")
-def chunk_wrong_step(builder: SessionBuilder, rng: random.Random) -> object:
-    """A streaming chunk naming another step than the open one."""
-    b = _scratch(builder)
-    step = _open_step(b)
-    if step is None:
+def _step_scoped(b: SessionBuilder, rng: random.Random) -> RawEvent | None:
+    """One event of a type that names its turn and step, valid in the open step of the scratch
+    builder ``b``: a chunk, an assistant message, the start of an asked call, the result of a
+    started one (``None`` without an open step)."""
+    if _open_step(b) is None:
         return None
-    e = b.chunk(commit=False)
-    e["data"]["step"] = rng.choice([step[1] + 1] + ([step[1] - 1] if step[1] >= 2 else []))
-    return e
+    unstarted, started = open_calls(b)
+    makers: list[Callable[[], RawEvent]] = [lambda: b.chunk(commit=False), lambda: _assistant(b, ())]
+    if unstarted:
+        makers.append(lambda: b.tool_call(rng.choice(unstarted), commit=False))
+    if started:
+        makers.append(lambda: b.tool_result(rng.choice(started), commit=False))
+    return rng.choice(makers)()
+
+
+def _elsewhere(event: RawEvent, rng: random.Random) -> RawEvent:
+    """``event`` naming another turn or another step than the open one (a neighbour of either)."""
+    data = event["data"]
+    member = rng.choice(("turn", "step"))
+    own = int(data[member])
+    data[member] = rng.choice([own + 1] + ([own - 1] if own >= 2 else []))
+    return event
+
+
+@candidate(Code.EVENT_OUTSIDE_STEP, "append")
+def step_event_names_other_step(builder: SessionBuilder, rng: random.Random) -> object:
+    """A chunk, assistant message, tool call or tool result naming another turn or step than the open one."""
+    b = _scratch(builder)
+    event = _step_scoped(b, rng)
+    return None if event is None else _elsewhere(event, rng)
+
+
+@candidate(Code.EVENT_OUTSIDE_STEP, "seed")
+def seed_tool_traffic_names_other_step(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which the model asks for a call and its start, or its result, names another turn or
+    step than the open one (a tool runner that kept the step of an earlier request)."""
+    b = _scratch(builder)
+    call = _asked_call(b)
+    if call is None:
+        return None
+    if rng.random() < 0.5:
+        return _seed_with(b, _elsewhere(b.tool_call(call, commit=False), rng))
+    if not _put(b, b.tool_call(call, commit=False)):
+        return None
+    return _seed_with(b, _elsewhere(b.tool_result(call, commit=False), rng))
 
 
 def _answered_in_step(b: SessionBuilder) -> list[str]:
@@ -1358,22 +1457,10 @@ def unparsable_row_in_committed_history(builder: SessionBuilder, rng: random.Ran
 def malformed_packed_row_in_committed_history(builder: SessionBuilder, rng: random.Random) -> object:
     """A packed chunk row with one bad member (wrong ``dt`` length, a non-string text, a negative
     ``seq0``, an unexpected member) before a ``turn/end``: the whole row is faulty."""
-    texts = ["a", "b", "c"]
-    data: dict[str, Any] = {"turn": 1, "step": 1, "index": 0, "dt": [1, 1], "texts": texts}
-    bad = rng.choice(
-        (
-            {"data": {**data, "dt": [1]}},
-            {"data": {**data, "texts": ["a", 1, "c"]}},
-            {"seq0": -1},
-            {"data": {**data, "chunk": "x"}},
-            {"data": {**data, "turn": 1.5}},
-            {"time0": "0"},
-        )
-    )
-    row_type = rng.choice(("text-chunks", "reasoning-chunks"))
+    how = rng.choice(crashes.FAULTY_ROWS)
 
     def insert(lines: list[str], i: int) -> None:
-        lines[i] = json.dumps({"type": row_type, "seq0": i - 1, "time0": 0, "data": data, **bad})
+        lines[i] = crashes.faulty_packed_row(i - 1, 0, how, rng.randint(3, 5), rng.choice(("text-chunks", "reasoning-chunks")))
 
     return _committed_damage(builder, rng, insert)
 
@@ -1524,18 +1611,21 @@ def _compaction_open(b: SessionBuilder) -> bool:
     return b.state.relations.compaction is not None
 
 
+def _enter_turn(b: SessionBuilder) -> bool:
+    """Open a turn on the scratch builder ``b`` with the user's message, when none is open; ``False``
+    when that would cross an open compaction."""
+    if b.state.trace.open_turn is not None:
+        return True
+    if _compaction_open(b) or not _put(b, b.turn_start(commit=False)):
+        return False
+    return _put(b, b.user_message("Please fix the failing test in parser.py.", commit=False))
+
+
 def _enter_step(b: SessionBuilder) -> bool:
     """Open a step on the scratch builder ``b`` (a turn with a user message first, when none is open)
     with a request header in force; ``False`` when that would cross an open compaction."""
-    trace = b.state.trace
-    if trace.open_step is None:
-        if trace.open_turn is None:
-            if _compaction_open(b) or not _put(b, b.turn_start(commit=False)):
-                return False
-            if not _put(b, b.user_message("Please fix the failing test in parser.py.", commit=False)):
-                return False
-        if not _put(b, b.step_start(commit=False)):
-            return False
+    if b.state.trace.open_step is None and not (_enter_turn(b) and _put(b, b.step_start(commit=False))):
+        return False
     if b.request_provider() is None:
         return _put(b, b.request_header(basic_header(), "initial" if b.state.header is None else "resume", commit=False))
     return True
@@ -1890,23 +1980,57 @@ def checkpoint_without_compaction(builder: SessionBuilder, rng: random.Random) -
     return event
 
 
-@candidate(Code.COMPACTION_NOT_OWNED, "seed")
-def seed_summary_of_another_compaction(builder: SessionBuilder, rng: random.Random) -> object:
-    """A seed in which the open compaction gets a summary naming another compaction, or not naming the
-    command that started it."""
-    b = _scratch(builder)
-    command = rng.random() < 0.5
-    if _compaction_open(b) or not _summarisable(b) or not _compaction_opened(b, rng, command):
-        return None
-    summary = b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)
-    data = summary["data"]
-    if command and rng.random() < 0.5:
-        del data["sourceCommandId"]
-    elif not command and rng.random() < 0.5:
-        data["sourceCommandId"] = f"cmd-{b.next_seq}"
+def _checkpoint(b: SessionBuilder, start: int, end: int) -> RawEvent:
+    """The open compaction's checkpoint: its summary replacing ``start..end``, from the ``compact``
+    plugin, naming the compaction (and the command that started it)."""
+    open_ = b.open_compaction()
+    assert open_ is not None, "a checkpoint belongs to an open compaction"
+    event = b.compaction(start, end, commit=False)
+    source: RawEvent = {"kind": "plugin", "plugin": "compact", "compactionId": open_.compaction_id}
+    if open_.source_command_id is not None:
+        source["sourceCommandId"] = open_.source_command_id
+    event["data"]["source"] = source
+    return event
+
+
+def _misowned(names: RawEvent, b: SessionBuilder, rng: random.Random) -> None:
+    """Make ``names`` (the members naming a compaction) name another one than the open one: another
+    ``compactionId``, or the ``sourceCommandId`` dropped, added or changed."""
+    ways = ["compaction"] + (["drop command", "other command"] if "sourceCommandId" in names else ["add command"])
+    way = rng.choice(ways)
+    if way == "compaction":
+        names["compactionId"] = rng.choice((f"compaction-{b.next_seq}", f"{names['compactionId']}-retry"))
+    elif way == "drop command":
+        del names["sourceCommandId"]
     else:
-        data["compactionId"] = f"compaction-{b.next_seq}"
-    return _seed_with(b, summary)
+        names["sourceCommandId"] = f"cmd-{b.next_seq}"
+
+
+@candidate(Code.COMPACTION_NOT_OWNED, "seed")
+def seed_compaction_step_of_another(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which the open compaction's summary, checkpoint or end names another compaction
+    (another id, or not the command that started it, or a command that did not)."""
+    b = _scratch(builder)
+    if _compaction_open(b) or not _summarisable(b) or not _compaction_opened(b, rng, rng.random() < 0.5):
+        return None
+    step = rng.choice(("summary", "checkpoint", "end"))
+    if step == "summary":
+        fault = b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)
+        names = fault["data"]
+    else:
+        if not _put(b, b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)):
+            return None
+        if step == "checkpoint":
+            ranges = b.legal_ranges()
+            if not ranges:
+                return None
+            fault = _checkpoint(b, *rng.choice(ranges))
+            names = fault["data"]["source"]
+        else:
+            fault = b.compaction_end(commit=False)
+            names = fault["data"]
+    _misowned(names, b, rng)
+    return _seed_with(b, fault)
 
 
 @candidate(Code.COMPACTION_SUMMARY_REPEATED, "seed")
@@ -1918,12 +2042,6 @@ def seed_second_summary(builder: SessionBuilder, rng: random.Random) -> object:
     if not _put(b, b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)):
         return None
     return _seed_with(b, b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False))
-
-
-@candidate(Code.COMPACTION_SUMMARY_REPEATED, "load")
-def jsonl_second_summary(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log in which the open compaction is summarised twice."""
-    return _as_stored(seed_second_summary(builder, rng))
 
 
 @candidate(Code.COMPACTION_SUMMARY_MISSING, "seed")
@@ -2145,12 +2263,6 @@ def seed_retry_chain_changes_id(builder: SessionBuilder, rng: random.Random) -> 
     return _seed_with(b, b.event("llm/retry", data, False))
 
 
-@candidate(Code.RETRY_ID_INVALID, "load")
-def jsonl_retry_chain_changes_id(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log whose retry chain changes its id, or whose second chain reuses the first one's."""
-    return _as_stored(seed_retry_chain_changes_id(builder, rng))
-
-
 @candidate(Code.RETRY_START_UNPAIRED, "append")
 def retry_started_unscheduled(builder: SessionBuilder, rng: random.Random) -> object:
     """An ``llm/retry-started`` for an attempt no ``llm/retry`` scheduled (its schedule was never logged)."""
@@ -2204,12 +2316,6 @@ def seed_retry_started_other_step(builder: SessionBuilder, rng: random.Random) -
     return _seed_with(b, b.event("llm/retry-started", data, False))
 
 
-@candidate(Code.RETRY_START_MISMATCH, "load")
-def jsonl_retry_started_other_step(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log whose retry start names another step or turn than its schedule."""
-    return _as_stored(seed_retry_started_other_step(builder, rng))
-
-
 @candidate(Code.RETRY_START_REPEATED, "seed")
 def seed_retry_started_twice(builder: SessionBuilder, rng: random.Random) -> object:
     """A seed in which one scheduled retry attempt is logged as started twice."""
@@ -2221,12 +2327,6 @@ def seed_retry_started_twice(builder: SessionBuilder, rng: random.Random) -> obj
     if not _put(b, b.event("llm/retry-started", data, False)):
         return None
     return _seed_with(b, b.event("llm/retry-started", dict(data), False))
-
-
-@candidate(Code.RETRY_START_REPEATED, "load")
-def jsonl_retry_started_twice(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log in which one scheduled retry attempt is logged as started twice."""
-    return _as_stored(seed_retry_started_twice(builder, rng))
 
 
 # -- programmatic tool calls (INV-REL-19..22) ------------------------------------------------------
@@ -2282,6 +2382,23 @@ def dispatch_unknown_parent(builder: SessionBuilder, rng: random.Random) -> obje
 
 
 @candidate(Code.PTC_ANCESTRY_INVALID, "seed")
+def seed_dispatch_parent_under_other_root(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a sub-call is dispatched under one root call and a later dispatch under a
+    sibling root names it as parent (a code runner that shares its sub-call ids across calls)."""
+    b = _scratch(builder)
+    call = _asked_call(b)
+    if call is None or not _put(b, b.tool_call(call, commit=False)):
+        return None
+    sub = f"sub-{b.next_seq}"
+    if not _put(b, _dispatch(b, call, call, sub, rng.random() < 0.5)):
+        return None
+    sibling = rng.choice((f"{call}-b", "call-1" if call != "call-1" else "call-2"))
+    if rng.random() < 0.5 and not _put(b, _dispatch(b, sibling, sibling, f"sub-{b.next_seq}", False)):
+        return None
+    return _seed_with(b, _dispatch(b, sibling, sub, f"sub-{b.next_seq}", rng.random() < 0.5))
+
+
+@candidate(Code.PTC_ANCESTRY_INVALID, "seed")
 def seed_dispatch_moves_root(builder: SessionBuilder, rng: random.Random) -> object:
     """A seed in which a started sub-call is dispatched again under another root call."""
     b = _scratch(builder)
@@ -2315,12 +2432,6 @@ def seed_dispatch_started_twice(builder: SessionBuilder, rng: random.Random) -> 
     if rng.random() < 0.5 and not _put(b, _dispatch(b, root, root, sub, True)):
         return None
     return _seed_with(b, _dispatch(b, root, root, sub, False))
-
-
-@candidate(Code.PTC_START_REPEATED, "load")
-def jsonl_dispatch_started_twice(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log in which a PTC sub-call is started a second time."""
-    return _as_stored(seed_dispatch_started_twice(builder, rng))
 
 
 @candidate(Code.PTC_SETTLE_UNPAIRED, "append")
@@ -2368,12 +2479,6 @@ def seed_dispatch_settles_other_call(builder: SessionBuilder, rng: random.Random
     return _seed_with(b, _dispatch(b, root, root, sub, True, **change))
 
 
-@candidate(Code.PTC_SETTLE_MISMATCH, "load")
-def jsonl_dispatch_settles_other_call(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log in which a PTC sub-call settles as another call than it started."""
-    return _as_stored(seed_dispatch_settles_other_call(builder, rng))
-
-
 # -- commands (INV-REL-23..25) ---------------------------------------------------------------------
 
 
@@ -2396,12 +2501,6 @@ def seed_command_run_twice(builder: SessionBuilder, rng: random.Random) -> objec
     if rng.random() < 0.5 and not _put(b, b.event("command/done", {"commandId": command, "kind": "success"}, False)):
         return None
     return _seed_with(b, _command_run(b, command))
-
-
-@candidate(Code.COMMAND_RUN_REPEATED, "load")
-def jsonl_command_run_twice(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log in which a command id is used by a second run."""
-    return _as_stored(seed_command_run_twice(builder, rng))
 
 
 @candidate(Code.COMMAND_DONE_UNPAIRED, "append")
@@ -2428,23 +2527,24 @@ def seed_command_done_other_id(builder: SessionBuilder, rng: random.Random) -> o
 
 @candidate(Code.COMMAND_DONE_SOURCE_INVALID, "seed")
 def seed_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random) -> object:
-    """A seed whose command finishes citing its own ``command/run``, or failing yet citing an event."""
+    """A seed whose command finishes citing command bookkeeping (its own run, an earlier command's
+    run or done), or failing yet citing an event."""
     b = _scratch(builder)
+    if rng.random() < 0.5:
+        earlier = f"cmd-{b.next_seq}"
+        done = {"commandId": earlier, "kind": "success"}
+        if not (_put(b, _command_run(b, earlier)) and _put(b, b.event("command/done", done, False))):
+            return None
     command = f"cmd-{b.next_seq}"
     run = b.next_seq
     if not _put(b, _command_run(b, command)):
         return None
+    bookkeeping = [e.seq for e in b.state.events if e.type in {"command/run", "command/done"}]
     if rng.random() < 0.5:
-        data: RawEvent = {"commandId": command, "kind": "success", "sourceEventSeq": run}
+        data: RawEvent = {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice([run, *bookkeeping])}
     else:
         data = {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(run + 1)}
     return _seed_with(b, b.event("command/done", data, False))
-
-
-@candidate(Code.COMMAND_DONE_SOURCE_INVALID, "load")
-def jsonl_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log whose command finishes citing its own run, or failing yet citing an event."""
-    return _as_stored(seed_command_done_cites_wrongly(builder, rng))
 
 
 # -- titles (INV-REL-26..28) -----------------------------------------------------------------------
@@ -2484,6 +2584,24 @@ def _from_human(event: Event) -> bool:
     return isinstance(source, dict) and source.get("kind") == "user"
 
 
+NON_HUMAN_SOURCES: tuple[RawEvent, ...] = (
+    {"kind": "plugin", "plugin": "memo"},
+    {"kind": "team-message", "teamId": "team-1", "messageId": "m-1", "senderId": "agent-2", "senderName": "Reviewer"},
+    {"kind": "skill-invocation", "name": "review", "form": "instructions"},
+    {"kind": "subagent-settled", "form": "notice", "summary": "Tests pass.", "senderSessionId": "child-1"},
+)
+"""Sources of ``user/message`` events no person wrote: a plugin's note, a team member's message, a
+skill's instructions, a sub-agent's notice."""
+
+
+def _title_citing(b: SessionBuilder, rng: random.Random, cited: list[int]) -> RawEvent:
+    """A generated title, or a title request, citing ``cited``."""
+    if rng.random() < 0.5:
+        source = rng.choice(({"kind": "fallback"}, {"kind": "provider", "provider": "deepseek"}))
+        return b.event("session/title", {"title": "Fix the failing parser test", "messageSeqs": cited, "source": source}, False)
+    return b.event("session/title-llm-request", _title_request_data(b, cited, TITLE_FRAME_PREFIX + "[]"), False)
+
+
 @candidate(Code.TITLE_SOURCE_NOT_HUMAN, "append")
 def title_cites_non_human(builder: SessionBuilder, rng: random.Random) -> object:
     """A generated title (or title request) citing an assistant answer, a tool result, a summary or a
@@ -2496,11 +2614,23 @@ def title_cites_non_human(builder: SessionBuilder, rng: random.Random) -> object
     # A user message from no human (a compaction checkpoint, a team member's, a tool's) is the
     # subtle case: half the time it is the one cited, when the log has one.
     unsent = [e.seq for e in b.state.events if e.type == "user/message" and not _from_human(e)]
-    cited = sorted({*humans[:1], rng.choice(unsent if unsent and rng.random() < 0.5 else others)})
-    if rng.random() < 0.5:
-        source = rng.choice(({"kind": "fallback"}, {"kind": "provider", "provider": "deepseek"}))
-        return b.event("session/title", {"title": "Fix the failing parser test", "messageSeqs": cited, "source": source}, False)
-    return b.event("session/title-llm-request", _title_request_data(b, cited, TITLE_FRAME_PREFIX + "[]"), False)
+    return _title_citing(b, rng, sorted({*humans[:1], rng.choice(unsent if unsent and rng.random() < 0.5 else others)}))
+
+
+@candidate(Code.TITLE_SOURCE_NOT_HUMAN, "seed")
+def seed_title_cites_unsent_message(builder: SessionBuilder, rng: random.Random) -> object:
+    """A seed in which a ``user/message`` that no person wrote (a plugin's, a team member's, a
+    skill's, a sub-agent's) is cited by a generated title or title request, alone or beside the
+    user's own."""
+    b = _scratch(builder)
+    if not _enter_turn(b):
+        return None
+    data = {"id": f"note-{b.next_seq}", "role": "user", "content": [text_block("Remember: run the tests.")]}
+    unsent = b.next_seq
+    if not _put(b, b.event("user/message", {**data, "source": rng.choice(NON_HUMAN_SOURCES)}, False, surfaceOp="append")):
+        return None
+    humans = b.human_message_seqs()
+    return _seed_with(b, _title_citing(b, rng, sorted({*humans[: rng.randint(0, 1)], unsent})))
 
 
 @candidate(Code.TITLE_REQUEST_FRAMING, "append")
@@ -3038,6 +3168,22 @@ another rule, whose own candidates already cover it (why, per name)."""
 for _upgraded in [m for m in MUTATIONS if m.context == "upgrade" and m.name not in NO_V1_TWIN]:
     _build = _as_v1_text(_upgraded)
     MUTATIONS.append(Mutation(_build.__name__, _upgraded.code, "load", _build, lifted_from=_upgraded.name))
+
+def _stored_seed(mutation: Mutation) -> Build:
+    """``mutation``'s seed written out as a stored v1 log: the same scene and fault on the load path."""
+
+    def build(builder: SessionBuilder, rng: random.Random) -> object:
+        text = _as_stored(mutation.build(builder, rng))
+        return text if text is not None and _refused_with(_model_answer(builder, "load", text), mutation.code) else None
+
+    build.__name__ = build.__qualname__ = f"{mutation.name}@load"
+    build.__doc__ = f"``{mutation.name}``'s seed, stored as a v1 log."
+    return build
+
+
+for _seeded in [m for m in MUTATIONS if m.context == "seed"]:
+    _build = _stored_seed(_seeded)
+    MUTATIONS.append(Mutation(_build.__name__, _seeded.code, "load", _build, lifted_from=_seeded.name))
 
 for _appended in [m for m in MUTATIONS if m.context == "append"]:
     for _context in (c for c in LIFTED_CONTEXTS if (_appended.name, c) not in READ_ON_PATH):

@@ -14,6 +14,8 @@ from sessionlog_spec.model.jsonl import encode_line
 CORRUPTIONS = ("truncated", "garbage-byte", "crlf", "byte-order-mark", "not-an-object", "blank")
 """Ways a complete line in the middle of a log can be damaged."""
 STRAY_LINES = ("blank", "torn-write", "garbage")
+FAULTY_ROWS = ("gaps-short", "member-not-string", "seq0-negative", "unexpected-member", "turn-fraction", "time0-string")
+"""Ways a packed chunk row can be JSON, an object, and still no row: one member of it wrong."""
 """Complete lines that are no event, as a second writer or an editor leaves them between events."""
 
 
@@ -80,6 +82,34 @@ def insert_stray_line(text: str, index: int, what: str) -> str:
     else:
         stray = "\x00\x00\x00"
     return "".join(f"{entry}\n" for entry in [*lines[:index], stray, *lines[index:]])
+
+
+def faulty_packed_row(seq0: int, time0: int, how: str, members: int = 3, row_type: str = "text-chunks") -> str:
+    """A packed row of ``members`` text chunks from ``seq0`` with one member wrong as ``how``
+    (:data:`FAULTY_ROWS`): a reader that expands what it can of it reads events that are not there."""
+    texts: list[object] = [chr(ord("a") + i) for i in range(members)]
+    data: dict[str, Any] = {"turn": 1, "step": 1, "index": 0, "dt": [1] * (members - 1), "texts": texts}
+    row: dict[str, Any] = {"type": row_type, "seq0": seq0, "time0": time0, "data": data}
+    if how == "gaps-short":
+        data["dt"] = data["dt"][:-1]
+    elif how == "member-not-string":
+        texts[members // 2] = members
+    elif how == "seq0-negative":
+        row["seq0"] = -1
+    elif how == "unexpected-member":
+        data["chunk"] = "x"
+    elif how == "turn-fraction":
+        data["turn"] = 1.5
+    else:
+        row["time0"] = str(time0)
+    return encode_line(row)
+
+
+def append_faulty_row(text: str, how: str) -> str:
+    """The log followed by a faulty packed row where the next events would be (a writer that packed
+    a run wrong and died): nothing later proves it committed."""
+    lines = lines_of(text)
+    return text + faulty_packed_row(max(0, len(lines) - 1), 0, how) + "\n" if lines else text
 
 
 def drop_line(text: str, index: int) -> str:

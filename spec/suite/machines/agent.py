@@ -29,7 +29,7 @@ from sessionlog_spec.model.json_value import freeze, thaw
 from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.actions import TOOL_NAMES, applicable_actions, assistant_with_call, open_calls
-from sessionlog_spec.suite.agent.builder import RawEvent
+from sessionlog_spec.suite.agent.builder import BUILDER_TICK, RawEvent
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation
 from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
 from sessionlog_spec.suite.agent.loop import MODELS, MODES, AgentLoop
@@ -47,6 +47,9 @@ LOOP_CHANGES = (
 server attached or detached, tool descriptions refreshed: no event, only the next header differs),
 a restart (resume)."""
 
+
+CHUNK_GAPS = st.integers(0, 40) | st.sampled_from((0, 1, 1_000, 30_000))
+"""Milliseconds between two streamed chunks."""
 
 TOOL_RESULT_CODES = frozenset({Code.TOOL_RESULT_INVALID})
 """Codes whose candidates need a started, unanswered tool call (see ``fault_running_tool``)."""
@@ -151,10 +154,12 @@ class AgentMachine(ConformanceMachine):
                 self.deliver(self.loop.header_event(decision))
             self.loop.request_sent()
         elif action == "chunk":
-            # A model streams in bursts: runs of chunks are what a packed row holds (INV-JSONL-9).
-            for _ in range(data.draw(st.integers(1, 6), label="chunks")):
+            # A model streams in bursts: runs of chunks are what a packed row holds (INV-JSONL-9),
+            # at gaps that vary (none, a millisecond, a stall), which the row keeps as ``dt``.
+            for _ in range(data.draw(st.integers(1, 12), label="chunks")):
                 if not self.loop.can("chunk"):
                     break
+                self.loop.builder.time += data.draw(CHUNK_GAPS, label="gap") - BUILDER_TICK
                 self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
         else:
             self.deliver(self.loop.build(cast(DrawFn, data.draw), action))

@@ -34,6 +34,7 @@ CRASHES = (
     "damage_middle_line",
     "lose_line",
     "stray_line",
+    "faulty_last_row",
     "newer_version",
 )
 """What a crash or a bad disk does to the file (:mod:`sessionlog_spec.suite.agent.crashes`)."""
@@ -108,6 +109,8 @@ def crashed_text(text: str, header: dict[str, Any], choices: Choices, crash: str
     if crash == "stray_line":
         at = choices.integer(1, events + 1, "stray line at")
         return crashes.insert_stray_line(text, at, choices.choice(crashes.STRAY_LINES, "stray"))
+    if crash == "faulty_last_row":
+        return crashes.append_faulty_row(text, choices.choice(crashes.FAULTY_ROWS, "fault"))
     if crash == "lose_line" and events > 1:
         return crashes.drop_line(text, choices.integer(0, events - 1, "lost line"))
     return crashes.replace_header(text, {**header, "version": choices.choice([2, 3, 17], "version")})
@@ -124,9 +127,10 @@ class JsonlMachine(LiveSessionMachine):
     group = "jsonl"
     injections = mutations_in(("load",))
 
-    def stored_text(self) -> str:
-        """The model's stored form of the current session."""
-        return save_session(self.oracle.header, self.oracle.state)
+    def stored_text(self, packed: bool = False) -> str:
+        """The model's stored form of the current session (runs of chunks as packed rows when ``packed``,
+        as upstream's writer stores them by default)."""
+        return save_session(self.oracle.header, self.oracle.state, packed)
 
     def load(self, text: str) -> None:
         """Load ``text`` on both sides (and read it, when the port reads); continue from the loaded
@@ -180,4 +184,5 @@ class JsonlMachine(LiveSessionMachine):
         """The stored text of the session after ``crash``."""
         header = thaw(self.oracle.header)
         assert isinstance(header, dict)
-        return crashed_text(self.stored_text(), header, DrawnChoices(data), crash)
+        packed = data.draw(st.booleans(), label="packed")
+        return crashed_text(self.stored_text(packed), header, DrawnChoices(data), crash)

@@ -24,7 +24,9 @@ from sessionlog_spec.suite.machines.base import step
 from sessionlog_spec.suite.machines.jsonl import CRASHES, DrawnChoices, crashed_text, relaid_text
 from sessionlog_spec.suite.machines.legacy import stored_text
 
-READS = ("plain", "layout", "v0", *CRASHES)
+READS = ("plain", "packed", "layout", "v0", *CRASHES)
+"""What is read: the saved form, the same packed as upstream's writer packs by default, another
+layout, the log as v0, the saved form after a crash."""
 
 
 class ReadMachine(AgentMachine):
@@ -36,9 +38,9 @@ class ReadMachine(AgentMachine):
     def deliver(self, raw: RawEvent) -> None:
         self.loop.commit(raw)
 
-    def text(self) -> str:
-        """The model's stored form of the session so far."""
-        return save_session(self.oracle.header, self.loop.state)
+    def text(self, packed: bool = False) -> str:
+        """The model's stored form of the session so far (runs of chunks as packed rows when ``packed``)."""
+        return save_session(self.oracle.header, self.loop.state, packed)
 
     def header(self) -> dict[str, Any]:
         header = thaw(self.oracle.header)
@@ -52,9 +54,9 @@ class ReadMachine(AgentMachine):
     @rule(data=st.data(), what=st.sampled_from(READS))
     @step
     def read_stored(self, data: st.DataObject, what: str) -> None:
-        text = self.text()
-        if what == "plain":
-            self.retitle("read_saved")
+        text = self.text(packed=what == "packed" or (what in CRASHES and data.draw(st.booleans(), label="packed")))
+        if what in {"plain", "packed"}:
+            self.retitle(f"read_{'saved' if what == 'plain' else what}")
         elif what == "layout":
             self.retitle("read_layout")
             text = relaid_text(text, DrawnChoices(data))
