@@ -190,8 +190,16 @@ class RecordingDriver(ModelDriver):
     def flush(self) -> None:
         """Record the live session if anything was accepted into it since the last flush."""
         if self.dirty and self.state.events:
-            self.sink(GeneratedLog(self.source, tuple(encode_event(e) for e in self.state.events), dict(self.header)))
+            self.record_v1(GeneratedLog(self.source, tuple(encode_event(e) for e in self.state.events), dict(self.header)))
         self.dirty = False
+
+    def record_v1(self, log: GeneratedLog) -> None:
+        """Record ``log`` as a v1 log, unless it keeps the interrupted-turn restart of released v0
+        writers (INV-LEGACY-6: a session loaded, read or upgraded from a v0 log), which no v1 reader
+        admits: upstream's own edge judges that one, through the v0 log it came from."""
+        as_v1 = fold_session(log.events)
+        if not (isinstance(as_v1, Violation) and as_v1.code is Code.TURN_ALREADY_OPEN):
+            self.sink(log)
 
     def record_v0_text(self, text: str) -> None:
         """Record a stored version-0 log the model read (its complete, parsable lines)."""
@@ -222,17 +230,12 @@ class RecordingDriver(ModelDriver):
             self.sink(GeneratedLog(f"{self.source}/{op}", tuple(request["events"])))
         elif op == "upgrade_v0":
             log = result["log"]
-            # The edge's output is a v1 log, except where it keeps the interrupted-turn restart of
-            # released v0 writers (INV-LEGACY-6), which no v1 reader admits: upstream's own edge
-            # judges that one, through the v0 log below.
-            as_v1 = fold_session(log["events"])
-            if not (isinstance(as_v1, Violation) and as_v1.code is Code.TURN_ALREADY_OPEN):
-                self.sink(GeneratedLog(f"{self.source}/upgrade_v0", tuple(log["events"]), log["header"]))
+            self.record_v1(GeneratedLog(f"{self.source}/upgrade_v0", tuple(log["events"]), log["header"]))
             given = request.get("log") or {}
             if isinstance(given.get("header"), Mapping) and given["header"].get("version") == 0:
                 self.sink(GeneratedLog(f"{self.source}/v0", tuple(given["events"]), given["header"]))
         elif op == "read":
-            self.sink(GeneratedLog(f"{self.source}/read", tuple(result["events"]), result["header"]))
+            self.record_v1(GeneratedLog(f"{self.source}/read", tuple(result["events"]), result["header"]))
         return reply
 
 

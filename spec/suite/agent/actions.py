@@ -38,6 +38,7 @@ from hypothesis.strategies import DrawFn
 
 from sessionlog_spec.model.event import KNOWN_EVENT_TYPES
 from sessionlog_spec.model.json_value import thaw
+from sessionlog_spec.model.legacy import DELIVERY_MARKER
 from sessionlog_spec.model.payloads import CURRENT_GENERATION, payload_shape
 from sessionlog_spec.model.repair import scan_open_tail
 from sessionlog_spec.model.session import append_event as model_append_event
@@ -101,6 +102,7 @@ LOG_ONLY_TYPES = (
     "plan/mode",
     "model/selection",
     "feedback/record",
+    DELIVERY_MARKER,
 )
 """Known types outside the turn / step protocol (``log_only``), each written with its released payload
 where its relationships allow it (see :func:`note_event`)."""
@@ -549,6 +551,20 @@ def _goal_change(builder: SessionBuilder, variant: int) -> dict[str, Any]:
             "createdAt": latest["createdAt"], "updatedAt": now}
 
 
+def _delivery_marker(builder: SessionBuilder, variant: int) -> dict[str, Any] | None:
+    """A persistence layer's note that the events up to the latest were delivered: of this log's own
+    generation naming this session (where the log's id is known), or of generation 0 (unversioned,
+    or version 0) naming an ancestor, which a v1 log keeps unchecked (INV-REL-29)."""
+    if builder.next_seq == 0:
+        return None
+    data: dict[str, Any] = {"sessionId": "ancestor-session", "throughSeq": builder.next_seq - 1}
+    if variant in {1, 3}:
+        data["sessionFormatVersion"] = 0
+    elif variant != 0 and builder.session_id is not None:
+        data.update(sessionId=builder.session_id, sessionFormatVersion=1)
+    return data
+
+
 def _hook_invoked(builder: SessionBuilder, variant: int) -> dict[str, Any]:
     trace = builder.state.trace
     turn = trace.open_turn if trace.open_turn is not None else trace.last_turn
@@ -607,6 +623,12 @@ def shaped_note(draw: DrawFn, builder: SessionBuilder, type_: str) -> RawEvent |
     if seq == 0:
         return None  # an "earlier seq" has no value at seq 0, and Hypothesis refuses an array of nothing
     data = draw(valid_payload(payload_shape(type_, CURRENT_GENERATION), ShapeContext(seq)), label="shaped payload")
+    if type_ == DELIVERY_MARKER and data.get("sessionFormatVersion") == CURRENT_GENERATION:
+        # A marker of the log's own generation names the log's own session (INV-REL-29), which
+        # the model's append cannot judge: the session id is the header line's.
+        if builder.session_id is None:
+            return None
+        data["sessionId"] = builder.session_id
     try:
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -652,6 +674,8 @@ def note_event(builder: SessionBuilder, type_: str, variant: int) -> RawEvent:
         data = {"todos": [{"content": content, "status": status} for content, status in TODO_LISTS[variant]]}
     elif type_ == "request/context":
         data = _request_context(builder, variant)
+    elif type_ == DELIVERY_MARKER:
+        data = _delivery_marker(builder, variant)
     else:
         raise ValueError(f"no note of type {type_!r}")
     event = None if data is None else builder.event(type_, data, commit=False)

@@ -68,6 +68,8 @@ class SessionBuilder:
         self.turn = state.trace.last_turn
         self.step = state.trace.last_step
         self.ids = 0
+        self.session_id: str | None = None
+        """The id in the header line of the log being built, where the machine knows it."""
 
     # -- plumbing -----------------------------------------------------------------------------
 

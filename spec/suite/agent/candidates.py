@@ -2390,12 +2390,14 @@ def seed_dispatch_parent_under_other_root(builder: SessionBuilder, rng: random.R
     if call is None or not _put(b, b.tool_call(call, commit=False)):
         return None
     sub = f"sub-{b.next_seq}"
-    if not _put(b, _dispatch(b, call, call, sub, rng.random() < 0.5)):
+    if not _put(b, _dispatch(b, call, call, sub, False)):
+        return None
+    if rng.random() < 0.5 and not _put(b, _dispatch(b, call, call, sub, True)):
         return None
     sibling = rng.choice((f"{call}-b", "call-1" if call != "call-1" else "call-2"))
     if rng.random() < 0.5 and not _put(b, _dispatch(b, sibling, sibling, f"sub-{b.next_seq}", False)):
         return None
-    return _seed_with(b, _dispatch(b, sibling, sub, f"sub-{b.next_seq}", rng.random() < 0.5))
+    return _seed_with(b, _dispatch(b, sibling, sub, f"sub-{b.next_seq}", False))
 
 
 @candidate(Code.PTC_ANCESTRY_INVALID, "seed")
@@ -3003,6 +3005,10 @@ def _legacy_log(builder: SessionBuilder) -> list[RawEvent] | None:
     return v0_events(b.events, frozenset(FORMS))
 
 
+NOT_AN_ARRAY: tuple[object, ...] = ("earlier conversation", {"role": "user"}, None, 0, True)
+"""Values of every JSON type but an array, as a writer that mixed up a list's type writes them."""
+
+
 def _malformed_forms(event: RawEvent) -> list[RawEvent]:
     """Ways a v0 writer got the legacy form of ``event`` wrong (none when it has no legacy form)."""
     type_, data = event["type"], event["data"]
@@ -3028,19 +3034,24 @@ def _malformed_forms(event: RawEvent) -> list[RawEvent]:
         provenance = data["provenance"]
         out.append({**data, "provenance": f"{provenance.get('provider')}/{provenance.get('model')}"})
     elif type_ == "request/header" and "messagePrefix" in data["header"]:
-        out.append({**data, "header": {**data["header"], "messagePrefix": "earlier conversation"}})
+        out += [{**data, "header": {**data["header"], "messagePrefix": value}} for value in NOT_AN_ARRAY]
     return [{**event, "data": d} for d in out]
 
 
 def _malformed_v0(builder: SessionBuilder, rng: random.Random) -> list[RawEvent] | None:
-    """The builder's log in legacy spelling with one legacy form malformed."""
+    """The builder's log in legacy spelling with one legacy form malformed: the type of event is
+    drawn first, so a form the log holds once (a header's prefix) is not crowded out by one it holds
+    at every turn."""
     events = _legacy_log(builder)
     if events is None:
         return None
-    options = [(i, bad) for i, event in enumerate(events) for bad in _malformed_forms(event)]
+    options: dict[str, list[tuple[int, RawEvent]]] = {}
+    for i, event in enumerate(events):
+        for bad in _malformed_forms(event):
+            options.setdefault(str(event["type"]), []).append((i, bad))
     if not options:
         return None
-    index, bad = rng.choice(options)
+    index, bad = rng.choice(options[rng.choice(sorted(options))])
     return [*events[:index], bad, *events[index + 1 :]]
 
 

@@ -13,7 +13,7 @@ gives back, which takes the whole chain or group, and the suite's sessions hold 
 
 A *style* is the set of forms a given v0 writer used; :func:`v0_events` applies every form of the
 style to every event it fits, varying the spelling by seq so one log holds several spellings of
-the same form.  :func:`restarted_turn` writes the one v0 pattern the edge admits though v1 refuses
+the same form, and flagging some renamed events ``ignorable``.  :func:`restarted_turn` writes the one v0 pattern the edge admits though v1 refuses
 it: a turn restarted without its ``turn/end``.
 """
 
@@ -52,6 +52,10 @@ def v0_event(event: dict[str, Any], style: frozenset[str]) -> dict[str, Any]:
         data["header"]["messagePrefix"] = [{"role": "user", "content": [{"type": "text", "text": "earlier"}]}]
     elif type_.startswith("compaction/") and "compact-names" in style:
         event["type"] = "compact/" + type_.split("/", 1)[1]
+    if event["type"] != type_ and seq % 4 == 1:
+        # A writer that flagged its own extension types as skippable: the edge converts them all
+        # the same, and a reader that skipped them would keep a legacy form.
+        event["ignorable"] = True
     return event
 
 

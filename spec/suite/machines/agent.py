@@ -133,6 +133,7 @@ class AgentMachine(ConformanceMachine):
         """Continue from a session the port now holds, with a new loop instance."""
         loop = AgentLoop.from_state(state)
         loop.mode, loop.model, loop.toolbox, loop.drift = self.loop.mode, self.loop.model, self.loop.toolbox, self.loop.drift
+        loop.builder.session_id = self.loop.builder.session_id
         self.loop = loop
 
     # -- the agent at work --------------------------------------------------------------------------

@@ -150,6 +150,7 @@ class JsonlMachine(LiveSessionMachine):
     @step
     def begin_session(self, header: dict[str, Any]) -> None:
         self.exchange("reset", header=header)
+        self.loop.builder.session_id = header["id"]
         self.take_over(self.oracle.state)
 
     @rule(data=st.data(), what=st.sampled_from(STORAGE_EVENTS))

@@ -114,6 +114,7 @@ class StorageMachine(AgentMachine):
         """Create the store at the current directory with ``header``."""
         reply = self.store("store_create", dir=self.directory, header=header)
         assert isinstance(reply, Ok), f"the model refused a new store: {reply}"
+        self.loop.builder.session_id = header["id"]
         self.is_open = True
 
     def reopen(self) -> None:
