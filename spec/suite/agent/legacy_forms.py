@@ -12,9 +12,9 @@ and compaction-group ids (N8, N9) have no form here: a writer may only leave out
 gives back, which takes the whole chain or group, and the suite's sessions hold neither.
 
 A *style* is the set of forms a given v0 writer used; :func:`v0_events` applies every form of the
-style to every event it fits, varying the spelling by seq so one log holds several spellings of
-the same form, and flagging some renamed events ``ignorable``.  :func:`restarted_turn` writes the one v0 pattern the edge admits though v1 refuses
-it: a turn restarted without its ``turn/end``.
+style to every event it fits, varying the spelling by seq so one log holds several spellings of the
+same form, and flagging some renamed events ``ignorable``. :func:`restarted_turn` writes the one v0
+pattern the edge admits though v1 refuses it: a turn restarted without its ``turn/end``.
 """
 
 from __future__ import annotations
