@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
@@ -40,6 +40,7 @@ from sessionlog_spec.model.event import KNOWN_EVENT_TYPES
 from sessionlog_spec.model.json_value import thaw
 from sessionlog_spec.model.legacy import DELIVERY_MARKER
 from sessionlog_spec.model.payloads import CURRENT_GENERATION, payload_shape
+from sessionlog_spec.model.relationships import TITLE_PLUGIN, human_text, title_frame
 from sessionlog_spec.model.repair import scan_open_tail
 from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.shapes import Context as ShapeContext
@@ -91,6 +92,7 @@ ACTIONS = tuple(ACTION_INVARIANTS)
 
 LOG_ONLY_TYPES = (
     "session/title",
+    "session/title-llm-request",
     "llm/retry",
     "approval/asked",
     "approval/decided",
@@ -498,6 +500,22 @@ def _title(builder: SessionBuilder, variant: int) -> dict[str, Any]:
     return {"title": title, "messageSeqs": humans[:3], "source": source}
 
 
+def title_request_data(b: SessionBuilder, cited: Sequence[int], frame: str, plugin: str = TITLE_PLUGIN) -> dict[str, Any]:
+    """A ``session/title-llm-request`` citing the human messages ``cited``, sending ``frame`` (their
+    :func:`~sessionlog_spec.model.relationships.title_frame` when the request is right) as the one
+    message of the title plugin ``plugin``."""
+    source = {"kind": "plugin", "plugin": plugin}
+    message = {"id": f"title-{b.next_seq}", "role": "user", "content": [text_block(frame)], "source": source}
+    return {
+        "titleProvider": "deepseek",
+        "messageSeqs": list(cited),
+        "route": dict(PROVIDER),
+        "system": "Write a short title for this coding session.",
+        "messages": [message],
+        "maxTokens": 32,
+    }
+
+
 def _approval_asked(builder: SessionBuilder, variant: int) -> dict[str, Any]:
     """An approval asked for a call the open step asked for, or for a tool in general."""
     unstarted, _ = open_calls(builder)
@@ -623,7 +641,7 @@ def shaped_note(draw: DrawFn, builder: SessionBuilder, type_: str) -> RawEvent |
     if seq == 0:
         return None  # an "earlier seq" has no value at seq 0, and Hypothesis refuses an array of nothing
     data = draw(valid_payload(payload_shape(type_, CURRENT_GENERATION), ShapeContext(seq)), label="shaped payload")
-    if type_ == DELIVERY_MARKER and data.get("sessionFormatVersion") == CURRENT_GENERATION:
+    if type_ == DELIVERY_MARKER and isinstance(data, dict) and data.get("sessionFormatVersion") == CURRENT_GENERATION:
         # A marker of the log's own generation names the log's own session (INV-REL-29), which
         # the model's append cannot judge: the session id is the header line's.
         if builder.session_id is None:
@@ -652,6 +670,10 @@ def note_event(builder: SessionBuilder, type_: str, variant: int) -> RawEvent:
             return builder.retry(("transient", "transient", "transient", "rate-limit", "rate-limit")[variant], commit=False)
     elif type_ == "session/title":
         data = _title(builder, variant)
+    elif type_ == "session/title-llm-request":
+        humans = builder.human_message_seqs()[: 1 + variant % 3]
+        cited = [(seq, human_text(builder.state.events[seq])) for seq in humans]
+        data = title_request_data(builder, humans, title_frame(cited)) if humans else None
     elif type_ == "approval/asked":
         data = _approval_asked(builder, variant)
     elif type_ == "approval/decided":

@@ -80,9 +80,9 @@ from sessionlog_spec.model.shapes import Context as ShapeContext
 from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent import crashes
-from sessionlog_spec.suite.agent.actions import note_event, open_calls
+from sessionlog_spec.suite.agent.actions import note_event, open_calls, title_request_data
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
-from sessionlog_spec.suite.agent.legacy_forms import FORMS, v0_events
+from sessionlog_spec.suite.agent.legacy_forms import FORMS, restarted_turn, v0_events
 from sessionlog_spec.suite.agent.payload_faults import payload_fault
 
 Context = Literal["append", "seed", "load", "upgrade", "cuts"]
@@ -317,15 +317,21 @@ def seq_not_natural(builder: SessionBuilder, rng: random.Random) -> object:
     """A seq that is no non-negative safe integer, in any of the ways a writer spells one wrong."""
     b = _scratch(builder)
     e = _benign(b, rng)
-    return _refused(b, "append", Code.ENVELOPE_BAD_SEQ, {**e, "seq": rng.choice(_not_natural(e["seq"]))})
+    return _refused(b, "append", Code.ENVELOPE_BAD_SEQ, {**e, "seq": _not_natural(e["seq"], rng)})
 
 
-def _not_natural(value: int) -> tuple[object, ...]:
-    """Wrong spellings of the natural ``value``: another JSON type, a sign, a fraction, past ``2^53 - 1``."""
-    return (
-        str(value), -1 - value, -0.0, value + 0.5, True, None, [value], {"value": value},
-        MAX_SAFE_INTEGER + 1, float(MAX_SAFE_INTEGER + 2), -MAX_SAFE_INTEGER,
-    )  # fmt: skip
+def _not_natural(value: int, rng: random.Random) -> object:
+    """A wrong spelling of the natural ``value``, its kind drawn first: another JSON type, out of
+    range (a sign, past ``2^53 - 1``), a fraction, or ``-0``.  Each kind is what some reader's check
+    lets through (a type test passes ``-0`` and ``1.5``, a range test passes ``"7"``), so each gets
+    its share however many spellings it has."""
+    kinds: tuple[tuple[object, ...], ...] = (
+        (str(value), True, None, [value], {"value": value}),
+        (-1 - value, MAX_SAFE_INTEGER + 1, float(MAX_SAFE_INTEGER + 2), -MAX_SAFE_INTEGER),
+        (value + 0.5, value + 1e-9 if value < 2**40 else value + 0.5),
+        (-0.0,),
+    )
+    return rng.choice(rng.choice(kinds))
 
 
 @candidate(Code.ENVELOPE_BAD_TIME, "append")
@@ -333,8 +339,8 @@ def time_not_integer(builder: SessionBuilder, rng: random.Random) -> object:
     """A time from a sub-millisecond clock, as an ISO string, or any other wrong spelling of a natural."""
     b = _scratch(builder)
     e = _benign(b, rng)
-    spellings = (e["time"] + 0.25, "2026-07-13T10:00:00Z", *_not_natural(e["time"]))
-    return _refused(b, "append", Code.ENVELOPE_BAD_TIME, {**e, "time": rng.choice(spellings)})
+    spelling = rng.choice((e["time"] + 0.25, "2026-07-13T10:00:00Z", _not_natural(e["time"], rng)))
+    return _refused(b, "append", Code.ENVELOPE_BAD_TIME, {**e, "time": spelling})
 
 
 @candidate(Code.ENVELOPE_BAD_IGNORABLE, "append")
@@ -1035,6 +1041,17 @@ def turn_start_while_open(builder: SessionBuilder, rng: random.Random) -> object
     return None if _open_turn(b) is None else b.turn_start(commit=False)
 
 
+@candidate(Code.TURN_ALREADY_OPEN, "seed")
+def seed_turn_restarted_after_splice(builder: SessionBuilder, rng: random.Random) -> object:
+    """A v1 seed holding the interrupted-turn restart of released v0 writers (an inbox splice into the
+    next turn, then that turn's start, the open one never ended): the edge admits it in v0 logs only
+    (INV-LEGACY-6), so a v1 session refuses it wherever it enters."""
+    b = _scratch(builder)
+    if not _enter_turn(b) or not _leave_step(b):
+        return None
+    return [*b.events, *restarted_turn(b, rng.randint(1, 3))]
+
+
 @candidate(Code.TURN_NUMBER, "append")
 def turn_number_skipped(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``turn/start`` that skips a number, or restarts numbering at 1 after a resume."""
@@ -1640,18 +1657,21 @@ def _leave_turn(b: SessionBuilder) -> bool:
 def _close_turn(b: SessionBuilder) -> bool:
     """End the open turn on the scratch builder ``b``: answer what its open step asked for (a result
     for each started call, the repair record for each call never started), end the step, end the turn."""
-    trace = b.state.trace
-    if trace.open_step is not None:
-        unstarted, started = open_calls(b)
-        for call in unstarted:
-            if not _put(b, b.not_started_result(call, commit=False)):
-                return False
-        for call in started:
-            if not _put(b, b.tool_result(call, commit=False)):
-                return False
-        if not _put(b, b.step_end(commit=False)):
+    return _leave_step(b) and _put(b, b.turn_end(commit=False))
+
+
+def _leave_step(b: SessionBuilder) -> bool:
+    """End the open step on the scratch builder ``b``, if one is open, answering what it asked for."""
+    if b.state.trace.open_step is None:
+        return True
+    unstarted, started = open_calls(b)
+    for call in unstarted:
+        if not _put(b, b.not_started_result(call, commit=False)):
             return False
-    return _put(b, b.turn_end(commit=False))
+    for call in started:
+        if not _put(b, b.tool_result(call, commit=False)):
+            return False
+    return _put(b, b.step_end(commit=False))
 
 
 def _advertised(b: SessionBuilder, started: bool | None = None) -> list[str]:
@@ -2567,19 +2587,6 @@ def title_cardinality_wrong(builder: SessionBuilder, rng: random.Random) -> obje
     return b.event("session/title", rng.choice(variants), False)
 
 
-def _title_request_data(b: SessionBuilder, cited: Sequence[int], frame: str, plugin: str = TITLE_PLUGIN) -> RawEvent:
-    source = {"kind": "plugin", "plugin": plugin}
-    message = {"id": f"title-{b.next_seq}", "role": "user", "content": [text_block(frame)], "source": source}
-    return {
-        "titleProvider": "deepseek",
-        "messageSeqs": list(cited),
-        "route": dict(PROVIDER),
-        "system": "Write a short title for this coding session.",
-        "messages": [message],
-        "maxTokens": 32,
-    }
-
-
 def _from_human(event: Event) -> bool:
     """Whether a title may cite ``event``: a ``user/message`` whose source is the user."""
     source = _data(event).get("source") if event.type == "user/message" else None
@@ -2601,7 +2608,7 @@ def _title_citing(b: SessionBuilder, rng: random.Random, cited: list[int]) -> Ra
     if rng.random() < 0.5:
         source = rng.choice(({"kind": "fallback"}, {"kind": "provider", "provider": "deepseek"}))
         return b.event("session/title", {"title": "Fix the failing parser test", "messageSeqs": cited, "source": source}, False)
-    return b.event("session/title-llm-request", _title_request_data(b, cited, TITLE_FRAME_PREFIX + "[]"), False)
+    return b.event("session/title-llm-request", title_request_data(b, cited, TITLE_FRAME_PREFIX + "[]"), False)
 
 
 @candidate(Code.TITLE_SOURCE_NOT_HUMAN, "append")
@@ -2651,7 +2658,7 @@ def title_request_misframed(builder: SessionBuilder, rng: random.Random) -> obje
         frame = TITLE_FRAME_PREFIX + json.dumps([{"seq": s, "text": t} for s, t in texts])
     elif how == "no-prefix":
         frame = frame.removeprefix(TITLE_FRAME_PREFIX)
-    data = _title_request_data(b, cited, frame, "dsh-session-title" if how == "other-plugin" else TITLE_PLUGIN)
+    data = title_request_data(b, cited, frame, "dsh-session-title" if how == "other-plugin" else TITLE_PLUGIN)
     if how == "twice":
         data["messages"].append({**data["messages"][0], "id": f"title-{b.next_seq}-retry"})
     return b.event("session/title-llm-request", data, False)
@@ -2769,7 +2776,7 @@ def _exemplar_title_request(b: SessionBuilder, generation: int) -> Any:
     if not humans:
         return None
     cited = humans[-2:]
-    return _title_request_data(b, cited, title_frame([(s, human_text(b.state.events[s])) for s in cited]))
+    return title_request_data(b, cited, title_frame([(s, human_text(b.state.events[s])) for s in cited]))
 
 
 def _exemplar_dispatch(settle: bool) -> Callable[[SessionBuilder, int], Any]:
