@@ -77,13 +77,14 @@ from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.session import fold_session as model_fold_session
 from sessionlog_spec.model.session import seed_session as model_seed_session
 from sessionlog_spec.model.shapes import Context as ShapeContext
+from sessionlog_spec.model.shapes import shape_problem
 from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent import crashes
 from sessionlog_spec.suite.agent.actions import note_event, open_calls, title_request_data
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.legacy_forms import FORMS, restarted_turn, v0_events
-from sessionlog_spec.suite.agent.payload_faults import payload_fault
+from sessionlog_spec.suite.agent.payload_faults import apply_site, fault_sites, payload_fault
 
 Context = Literal["append", "seed", "load", "upgrade", "cuts"]
 CONTEXTS: tuple[Context, ...] = ("append", "seed", "load", "upgrade", "cuts")
@@ -1294,22 +1295,30 @@ def result_answered_twice(builder: SessionBuilder, rng: random.Random) -> object
 # a whole ``events`` list that replaces the log.
 
 
-def _splitting_regions(b: SessionBuilder) -> list[tuple[int, int]]:
-    """Ranges with exactly one unbalanced bounding cut, or both: every range that is not legal."""
+def _splitting_regions(b: SessionBuilder) -> dict[str, list[tuple[int, int]]]:
+    """Ranges that are not legal, by which bounding cut has a call pending: the start's, the end's, or both."""
     nodes = b.state.surface.nodes
     counts = running_counts(nodes, b.state.events)
     if isinstance(counts, Violation):
-        return []
-    return [(nodes[i], nodes[j]) for i in range(len(nodes)) for j in range(i, len(nodes)) if counts[i] != 0 or counts[j + 1] != 0]
+        return {}
+    out: dict[str, list[tuple[int, int]]] = {}
+    for i in range(len(nodes)):
+        for j in range(i, len(nodes)):
+            kind = {(True, False): "start", (False, True): "end", (True, True): "both"}.get((counts[i] != 0, counts[j + 1] != 0))
+            if kind is not None:
+                out.setdefault(kind, []).append((nodes[i], nodes[j]))
+    return out
 
 
 @candidate(Code.REPLACE_SPLITS_TOOL_PAIR, "cuts")
 def region_splits_pair(builder: SessionBuilder, rng: random.Random) -> object:
-    """A compaction region whose start or end cut has a call pending: it would separate a call from its result."""
+    """A compaction region whose start or end cut (or both) has a call pending: it would separate a
+    call from its result.  Which cut is drawn first, so a check of one cut alone is caught as often
+    as a check of the other."""
     splits = _splitting_regions(_scratch(builder))
     if not splits:
         return None
-    start, end = rng.choice(splits)
+    start, end = rng.choice(splits[rng.choice(sorted(splits))])
     return {"region": {"start": start, "end": end}}
 
 
@@ -2969,18 +2978,25 @@ def payload_fault_in_event(builder: SessionBuilder, rng: random.Random) -> objec
     return None if fault is None else _refused(builder, "append", Code.PAYLOAD_INVALID, fault)
 
 
-@candidate(Code.PAYLOAD_INVALID, "seed")
-def seed_payload_fault(builder: SessionBuilder, rng: random.Random) -> object:
-    """A seed ending with a note whose payload has one fault drawn along its shape."""
-    fault = _faulty_payload(builder, rng)
-    return None if fault is None else _refused(builder, "seed", Code.PAYLOAD_INVALID, [*builder.events, fault])
-
-
-@candidate(Code.PAYLOAD_INVALID, "load")
-def jsonl_payload_fault(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log ending with a note whose payload has one fault drawn along its shape."""
-    fault = _faulty_payload(builder, rng)
-    return None if fault is None else _refused(builder, "load", Code.PAYLOAD_INVALID, _stored_with(builder, fault))
+def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[RawEvent]:
+    """Every one-fault variant of one note the builder could write now, one per site of its payload
+    (each member left out, each leaf of another type, each bound crossed, …), for a type drawn
+    among those that can stand here.  A draw of one fault from one type reaches a given site of a
+    given type a few times in a thousand; a sweep reaches all of one type's at once."""
+    types = sorted(_EXEMPLARS)
+    rng.shuffle(types)
+    for type_ in types:
+        b = _scratch(builder)
+        data = _EXEMPLARS[type_](b, CURRENT_GENERATION)
+        if data is None:
+            continue
+        event = b.event(type_, data, False)
+        if isinstance(model_append_event(builder.state, event), Violation):
+            continue
+        shape, context = payload_shape(type_, CURRENT_GENERATION), ShapeContext(event["seq"])
+        faulty = (apply_site(data, site, rng) for site in fault_sites(shape, data, context))
+        return [{**event, "data": value} for value in faulty if shape_problem(shape, value, "$", context) is not None]
+    return []
 
 
 # -- the v0 source (INV-LEGACY-9) ------------------------------------------------------------------
@@ -3128,23 +3144,30 @@ def _upgraded_as_v0(builder: SessionBuilder, rng: random.Random, event: object) 
     return _v0_log(builder, rng, event) if isinstance(event, dict) and _v0_writable(builder) else None
 
 
+def lift_event(builder: SessionBuilder, rng: random.Random, event: RawEvent, context: Context, code: Code) -> object:
+    """``event`` (an append candidate after the builder's log) as a candidate of ``context``: the last
+    event of a seed, the last line of a stored log, the last event of a v0 or v1 log through the
+    edge; ``None`` where that path does not refuse it with ``code``."""
+    if context == "append":
+        return event if _refused_with(_model_answer(builder, context, event), code) else None
+    if context == "seed":
+        value: object = [*builder.events, event]
+    elif context == "load":
+        value = _stored_with(builder, event)
+    else:
+        # A v1 log through the edge is validated as v1 and comes back unchanged, or is refused;
+        # a v0 log is checked as a v0 source first, so either route may give another code.
+        routes = [_upgraded_as_v1, _upgraded_as_v0]
+        rng.shuffle(routes)
+        logs = [log for log in (route(builder, rng, event) for route in routes) if log is not None]
+        return next((log for log in logs if _refused_with(_model_answer(builder, context, log), code)), None)
+    return value if _refused_with(_model_answer(builder, context, value), code) else None
+
+
 def _lifted(mutation: Mutation, context: Context) -> Build:
     def build(builder: SessionBuilder, rng: random.Random) -> object:
         event = mutation.build(builder, rng)
-        if event is None:
-            return None
-        if context == "seed":
-            value: object = [*builder.events, event]
-        elif context == "load":
-            value = _stored_with(builder, event)
-        else:
-            # A v1 log through the edge is validated as v1 and comes back unchanged, or is refused;
-            # a v0 log is checked as a v0 source first, so either route may give another code.
-            routes = [_upgraded_as_v1, _upgraded_as_v0]
-            rng.shuffle(routes)
-            logs = [log for log in (route(builder, rng, event) for route in routes) if log is not None]
-            return next((log for log in logs if _refused_with(_model_answer(builder, context, log), mutation.code)), None)
-        return value if _refused_with(_model_answer(builder, context, value), mutation.code) else None
+        return None if event is None else lift_event(builder, rng, event, context, mutation.code)
 
     build.__name__ = build.__qualname__ = f"{mutation.name}@{context}"
     build.__doc__ = f"``{mutation.name}``'s candidate, submitted in a ``{context}`` candidate."

@@ -30,7 +30,7 @@ from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.actions import TOOL_NAMES, applicable_actions, assistant_with_call, open_calls
 from sessionlog_spec.suite.agent.builder import BUILDER_TICK, RawEvent
-from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation
+from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation, lift_event, payload_fault_sweep
 from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
 from sessionlog_spec.suite.agent.loop import MODELS, MODES, AgentLoop
 from sessionlog_spec.suite.machines.base import ConformanceMachine, MachineContext, step
@@ -50,6 +50,9 @@ a restart (resume)."""
 
 CHUNK_GAPS = st.integers(0, 40) | st.sampled_from((0, 1, 1_000, 30_000))
 """Milliseconds between two streamed chunks."""
+
+PAYLOAD_FAULT = "payload_fault_in_event"
+"""The mutation whose candidates :meth:`AgentMachine.sweep` also submits site by site."""
 
 TOOL_RESULT_CODES = frozenset({Code.TOOL_RESULT_INVALID})
 """Codes whose candidates need a started, unanswered tool call (see ``fault_running_tool``)."""
@@ -110,6 +113,8 @@ class AgentMachine(ConformanceMachine):
         self.loop = AgentLoop(unknown_types=self.unknown_types)
         self.injected: Counter[str] = Counter()
         """How often this example submitted each invalid candidate, by mutation name."""
+        self.swept = False
+        """Whether this example took its :meth:`sweep`."""
         self.start()
 
     # -- what a machine makes of the session ---------------------------------------------------------
@@ -331,6 +336,30 @@ class AgentMachine(ConformanceMachine):
         for mutation in self.injections:
             if mutation.code in codes:
                 self.slip_in(mutation, keyed)
+
+    @precondition(lambda self: bool(self.injections) and not self.swept)
+    @rule(rng=st.randoms(use_true_random=True))
+    @step
+    def sweep(self, rng: random.Random) -> None:
+        # Once per example, where the session happens to be: every candidate of one code, and every
+        # one-fault variant of one note's payload.  An inject step draws one candidate per code and
+        # one fault per candidate, so a code's rarer situation (one of its dozen mutations) or one
+        # site of one payload (a title's missing messageSeqs) came up a few times in a thousand.
+        self.retitle("inject")
+        self.swept = True
+        keyed = self.keyed(rng)
+        code = keyed.choice(sorted({m.code.value for m in self.injections}))
+        for mutation in self.injections:
+            if mutation.code.value == code:
+                self.slip_in(mutation, keyed)
+        payloads = [m for m in self.injections if (m.lifted_from or m.name) == PAYLOAD_FAULT]
+        if payloads:
+            mutation = keyed.choice(payloads)
+            for event in payload_fault_sweep(self.loop.builder, keyed):
+                candidate = lift_event(self.loop.builder, keyed, event, mutation.context, mutation.code)
+                if candidate is not None:
+                    self.injected[mutation.name] += 1
+                    self.submit(mutation, candidate)
 
     def injects(self, codes: frozenset[Code]) -> bool:
         """Whether this machine slips in candidates refused with any of ``codes``."""
