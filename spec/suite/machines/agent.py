@@ -33,6 +33,7 @@ from sessionlog_spec.suite.agent.builder import BUILDER_TICK, RawEvent
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation, lift_event, payload_fault_sweep
 from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
 from sessionlog_spec.suite.agent.loop import MODELS, MODES, AgentLoop
+from sessionlog_spec.suite.agent.variants import variants
 from sessionlog_spec.suite.machines.base import ConformanceMachine, MachineContext, step
 from sessionlog_spec.suite.rule_table import CODE_OWNERS
 
@@ -51,6 +52,8 @@ a restart (resume)."""
 CHUNK_GAPS = st.integers(0, 40) | st.sampled_from((0, 1, 1_000, 30_000))
 """Milliseconds between two streamed chunks."""
 
+SWEPT_VARIANTS = 8
+"""How many variants of each candidate a sweep submits at most."""
 PAYLOAD_FAULT = "payload_fault_in_event"
 """The mutation whose candidates :meth:`AgentMachine.sweep` also submits site by site."""
 
@@ -341,17 +344,20 @@ class AgentMachine(ConformanceMachine):
     @rule(rng=st.randoms(use_true_random=True))
     @step
     def sweep(self, rng: random.Random) -> None:
-        # Once per example, where the session happens to be: every candidate of one code, and every
-        # one-fault variant of one note's payload.  An inject step draws one candidate per code and
-        # one fault per candidate, so a code's rarer situation (one of its dozen mutations) or one
-        # site of one payload (a title's missing messageSeqs) came up a few times in a thousand.
+        # Once per example, where the session happens to be: every variant of every candidate of one
+        # code (agent.variants), and every one-fault variant of one note's payload.  An inject step
+        # draws one candidate per code and one variant of it, so a code's rarer situation (one of its
+        # dozen mutations, one spelling, one of the events it can stand on) or one site of one
+        # payload (a title's missing messageSeqs) came up a few times in a thousand.
         self.retitle("inject")
         self.swept = True
         keyed = self.keyed(rng)
         code = keyed.choice(sorted({m.code.value for m in self.injections}))
         for mutation in self.injections:
             if mutation.code.value == code:
-                self.slip_in(mutation, keyed)
+                for candidate in variants(mutation.build, self.loop.builder, limit=SWEPT_VARIANTS):
+                    self.injected[mutation.name] += 1
+                    self.submit(mutation, candidate)
         payloads = [m for m in self.injections if (m.lifted_from or m.name) == PAYLOAD_FAULT]
         if payloads:
             mutation = keyed.choice(payloads)
