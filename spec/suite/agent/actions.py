@@ -576,9 +576,9 @@ def _delivery_marker(builder: SessionBuilder, variant: int) -> dict[str, Any] | 
     if builder.next_seq == 0:
         return None
     data: dict[str, Any] = {"sessionId": "ancestor-session", "throughSeq": builder.next_seq - 1}
-    if variant in {1, 3}:
+    if variant == 1:
         data["sessionFormatVersion"] = 0
-    elif variant != 0 and builder.session_id is not None:
+    elif variant >= 3 and builder.session_id is not None:
         data.update(sessionId=builder.session_id, sessionFormatVersion=1)
     return data
 

@@ -77,14 +77,14 @@ from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.session import fold_session as model_fold_session
 from sessionlog_spec.model.session import seed_session as model_seed_session
 from sessionlog_spec.model.shapes import Context as ShapeContext
-from sessionlog_spec.model.shapes import shape_problem
+from sessionlog_spec.model.shapes import Shape, shape_problem
 from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent import crashes
 from sessionlog_spec.suite.agent.actions import note_event, open_calls, title_request_data
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.legacy_forms import FORMS, restarted_turn, v0_events
-from sessionlog_spec.suite.agent.payload_faults import apply_site, fault_sites, payload_fault
+from sessionlog_spec.suite.agent.payload_faults import FAULT_KINDS, apply_site, fault_sites, payload_fault
 
 Context = Literal["append", "seed", "load", "upgrade", "cuts"]
 CONTEXTS: tuple[Context, ...] = ("append", "seed", "load", "upgrade", "cuts")
@@ -908,32 +908,14 @@ def rewrite_targets_message(builder: SessionBuilder, rng: random.Random) -> obje
 
 
 @candidate(Code.TOOL_REWRITE_CHANGES, "append")
-def rewrite_flips_is_error(builder: SessionBuilder, rng: random.Random) -> object:
-    """A tool-result rewrite that also flips ``isError``."""
+def rewrite_changes_beyond_content(builder: SessionBuilder, rng: random.Random) -> object:
+    """A tool-result rewrite with more changed than its content: ``meta`` added, changed or dropped,
+    ``isError`` flipped, the call or the message renamed, an error note added."""
     b = _rewrite_context(builder)
     if b is None:
         return None
     seq = rng.choice(_tool_results(b))
-    data = _elided(_data(b.state.events[seq]))
-    block = data["message"]["content"][0]
-    block["isError"] = not block.get("isError", False)
-    return _rewrite(b, seq, seq, data)
-
-
-@candidate(Code.TOOL_REWRITE_CHANGES, "append")
-def rewrite_changes_call(builder: SessionBuilder, rng: random.Random) -> object:
-    """A tool-result rewrite that answers a different call (or renames the message)."""
-    b = _rewrite_context(builder)
-    if b is None:
-        return None
-    seq = rng.choice(_tool_results(b))
-    data = _elided(_data(b.state.events[seq]))
-    message = data["message"]
-    if rng.random() < 0.5:
-        message["source"]["callId"] = message["content"][0]["toolCallId"] = message["source"]["callId"] + "-retry"
-    else:
-        message["id"] = message["id"] + "-rewritten"
-    return _rewrite(b, seq, seq, data)
+    return _rewrite(b, seq, seq, _changed_beyond_content(_elided(_data(b.state.events[seq])), rng))
 
 
 RESULT_META: tuple[object, ...] = ({"truncated": True}, {"bytes": 18_204, "lines": 412}, {"exitCode": 0}, {})
@@ -2978,25 +2960,42 @@ def payload_fault_in_event(builder: SessionBuilder, rng: random.Random) -> objec
     return None if fault is None else _refused(builder, "append", Code.PAYLOAD_INVALID, fault)
 
 
+SWEPT_FAULTS = 40
+"""How many one-fault variants a payload sweep of one kind across every type submits at most."""
+
+
 def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[RawEvent]:
-    """Every one-fault variant of one note the builder could write now, one per site of its payload
-    (each member left out, each leaf of another type, each bound crossed, …), for a type drawn
-    among those that can stand here.  A draw of one fault from one type reaches a given site of a
-    given type a few times in a thousand; a sweep reaches all of one type's at once."""
-    types = sorted(_EXEMPLARS)
-    rng.shuffle(types)
-    for type_ in types:
+    """One-fault variants of the notes the builder could write now, swept one of two ways (drawn):
+    every site of one type's payload (each member left out, each leaf of another type, each bound
+    crossed, …), or one kind of fault at every site of every type (each required member of each
+    type left out, each "earlier seq" set to the event's own).  A draw of one fault from one type
+    reaches a given site of a given type a few times in a thousand; the first way catches a check
+    a port forgot on one type, the second a check it got wrong for every type."""
+    notes: list[tuple[RawEvent, Shape, ShapeContext]] = []
+    for type_ in sorted(_EXEMPLARS):
         b = _scratch(builder)
         data = _EXEMPLARS[type_](b, CURRENT_GENERATION)
         if data is None:
             continue
         event = b.event(type_, data, False)
-        if isinstance(model_append_event(builder.state, event), Violation):
-            continue
-        shape, context = payload_shape(type_, CURRENT_GENERATION), ShapeContext(event["seq"])
-        faulty = (apply_site(data, site, rng) for site in fault_sites(shape, data, context))
-        return [{**event, "data": value} for value in faulty if shape_problem(shape, value, "$", context) is not None]
-    return []
+        if not isinstance(model_append_event(builder.state, event), Violation):
+            notes.append((event, payload_shape(type_, CURRENT_GENERATION), ShapeContext(event["seq"])))
+    if not notes:
+        return []
+    kinds: tuple[str, ...] = FAULT_KINDS
+    if rng.random() < 0.5:
+        notes = [rng.choice(notes)]
+    else:
+        kinds = (rng.choice(FAULT_KINDS),)
+    out = [
+        {**event, "data": value}
+        for event, shape, context in notes
+        for site in fault_sites(shape, event["data"], context)
+        if site.kind in kinds
+        for value in (apply_site(event["data"], site, rng),)
+        if shape_problem(shape, value, "$", context) is not None
+    ]
+    return out if len(out) <= SWEPT_FAULTS else rng.sample(out, SWEPT_FAULTS)
 
 
 # -- the v0 source (INV-LEGACY-9) ------------------------------------------------------------------

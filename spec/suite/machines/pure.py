@@ -2,7 +2,8 @@
 
 ``surface``, ``repair`` and ``compaction`` ops take a whole log and leave the live session alone.
 After every event the harness commits, the machine sends the log so far to the group's op and
-compares the answer; invalid candidates are sent as the log plus the candidate.  When the port
+compares the answer; invalid candidates are sent as the log plus the candidate (a seed candidate,
+a whole log, as it is).  When the port
 also runs sessions, each example ends by checking that none of this touched the live session.
 """
 
@@ -44,7 +45,8 @@ class PureMachine(AgentMachine):
         return ()
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
-        self.observe([*self.loop.log, candidate])
+        # A seed candidate is a whole log already (a scene built for its fault, then the fault).
+        self.observe(list(candidate) if mutation.context == "seed" else [*self.loop.log, candidate])
 
     def teardown(self) -> None:
         if not self.failed and self.ctx.supports("session"):
@@ -59,7 +61,8 @@ class SurfaceMachine(PureMachine):
     op = "fold_surface"
     # Every event candidate, not only the surface rules': the fold reads a whole log, and a port
     # that folds without checking its envelope, its seqs or its trace is wrong on that log too.
-    injections = mutations_in(("append",))
+    # Seed candidates are whole logs with the scene their fault needs (a tool result to rewrite).
+    injections = mutations_in(("append", "seed"))
 
 
 class CompactionMachine(PureMachine):
@@ -119,7 +122,7 @@ class RepairMachine(PureMachine):
 
     group = "repair"
     op = "repair"
-    injections = mutations_in(("append",))
+    injections = mutations_in(("append", "seed"))
 
     def exercised(self, result: Any) -> tuple[str, ...]:
         closers = result["closers"]
