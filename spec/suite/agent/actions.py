@@ -178,7 +178,7 @@ def applicable_actions(builder: SessionBuilder, unknown_types: bool = True) -> l
         return actions
     unstarted, started = open_calls(builder)
     # A step ends only once every call it asked for has its result.
-    actions += ["assistant_message"] * 5 + ["chunk"] * 3 + ["step_end"] * (0 if unstarted or started else 4)
+    actions += ["assistant_message"] * 5 + ["chunk"] * 2 + ["step_end"] * (0 if unstarted or started else 4)
     if unstarted:
         actions += ["tool_call"] * 6 + ["not_started_result"]
     if started:

@@ -58,6 +58,8 @@ sweeps of many examples would start from the same log (and, Hypothesis drawing s
 same choices)."""
 SWEPT_VARIANTS = 8
 """How many variants of each candidate a sweep submits at most."""
+SWEEP_BUILDS = 40
+"""How many candidate builds a sweep shares out among its code's mutations (at least three each)."""
 PAYLOAD_FAULT = "payload_fault_in_event"
 """The mutation whose candidates :meth:`AgentMachine.sweep` also submits site by site."""
 
@@ -169,7 +171,7 @@ class AgentMachine(ConformanceMachine):
         elif action == "chunk":
             # A model streams in bursts: runs of chunks are what a packed row holds (INV-JSONL-9),
             # at gaps that vary (none, a millisecond, a stall), which the row keeps as ``dt``.
-            for _ in range(data.draw(st.integers(1, 12), label="chunks")):
+            for _ in range(data.draw(st.integers(1, 8), label="chunks")):
                 if not self.loop.can("chunk"):
                     break
                 self.loop.builder.time += data.draw(CHUNK_GAPS, label="gap") - BUILDER_TICK
@@ -360,11 +362,13 @@ class AgentMachine(ConformanceMachine):
         keyed.shuffle(codes)
         for code in codes:
             # The first code with a candidate here: most need a state the session is not in.
+            family = [m for m in self.injections if m.code.value == code]
+            # Builds are shared out: a lifted twin's build asks the model about a whole stored log.
+            runs = max(SWEEP_BUILDS // len(family), 3)
             swept = [
                 (mutation, candidate)
-                for mutation in self.injections
-                if mutation.code.value == code
-                for candidate in variants(mutation.build, self.loop.builder, limit=SWEPT_VARIANTS)
+                for mutation in family
+                for candidate in variants(mutation.build, self.loop.builder, limit=SWEPT_VARIANTS, runs=runs)
             ]
             for mutation, candidate in swept:
                 self.injected[mutation.name] += 1
