@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from sessionlog_spec.suite.agent.variants import FEW, variants
+from sessionlog_spec.suite.agent.variants import BRANCHING_CHOICES, FEW, variants
 
 
 def _two_choices(_: None, rng: random.Random) -> str:
@@ -45,3 +45,12 @@ def test_the_walk_is_deterministic_and_bounded() -> None:
 
     assert list(variants(many, None, limit=10)) == list(variants(many, None, limit=10))
     assert len(list(variants(many, None, limit=10))) == 10
+
+
+def test_a_builder_with_thousands_of_choices_is_walked_in_bounded_time_and_memory() -> None:
+    def deep(_: None, rng: random.Random) -> str:
+        return "".join(rng.choice("[{") for _ in range(50_000))
+
+    found = list(variants(deep, None, limit=5, runs=10))
+    assert len(found) == 5
+    assert all(v[BRANCHING_CHOICES:] == "[" * (50_000 - BRANCHING_CHOICES) for v in found)

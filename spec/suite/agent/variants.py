@@ -50,6 +50,8 @@ class Scripted(random.Random):
         return UNIT_ENDS[self._next(len(UNIT_ENDS))]
 
 
+BRANCHING_CHOICES = 24
+"""How many of a builder's first choices the walk changes; later ones keep their first option."""
 FEW = 8
 """A choice among at most this many options is tried at every option; among more, at a few."""
 
@@ -76,8 +78,10 @@ def variants(
         script = queue.popleft()
         rng = Scripted(script)
         value = build(builder, rng)
-        # One more change, after the script's last one (so each set of changes is walked once).
-        for at in range(len(script), len(rng.arities)):
+        # One more change, after the script's last one (so each set of changes is walked once), at
+        # one of the first choices only: a builder may make thousands (one per level of a deeply
+        # nested value), and the choices that pick the fault come first.
+        for at in range(len(script), min(len(rng.arities), BRANCHING_CHOICES)):
             queue.extend([*rng.taken[:at], option] for option in _others(rng.arities[at]))
         if value is None:
             continue
