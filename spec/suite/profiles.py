@@ -52,8 +52,11 @@ PROFILES: dict[str, Profile] = {
     "ci": Profile("ci", max_examples=100, step_count=40, require_full_coverage=False, property_examples=50, shrink_seconds=30),
     "nightly": Profile(
         "nightly",
-        max_examples=500,
-        step_count=100,
+        # Each example now sweeps every variant of a code's candidates and reads whole stored logs
+        # for them, about five times a ci example of 2026-12-03; this budget keeps the night's run
+        # within twenty minutes on two cores (docs/benchmarks.md).
+        max_examples=250,
+        step_count=80,
         require_full_coverage=True,
         property_examples=2000,
         targeting=True,

@@ -2004,14 +2004,17 @@ def _checkpoint(b: SessionBuilder, start: int, end: int) -> RawEvent:
     return event
 
 
-def _misowned(names: RawEvent, b: SessionBuilder, rng: random.Random) -> None:
-    """Make ``names`` (the members naming a compaction) name another one than the open one: another
-    ``compactionId``, or the ``sourceCommandId`` dropped, added or changed."""
-    ways = ["compaction"] + (["drop command", "other command"] if "sourceCommandId" in names else ["add command"])
-    way = rng.choice(ways)
-    if way == "compaction":
-        names["compactionId"] = rng.choice((f"compaction-{b.next_seq}", f"{names['compactionId']}-retry"))
-    elif way == "drop command":
+MISOWNINGS = ("another compaction", "the command left out", "another command")
+"""How a compaction step names another compaction than the open one (without a command, the
+command's two become one: a command the compaction was not started by)."""
+
+
+def _misowned(names: RawEvent, b: SessionBuilder, how: str) -> None:
+    """Make ``names`` (the members naming a compaction) name another one than the open one as ``how``
+    (:data:`MISOWNINGS`): another ``compactionId``, or the ``sourceCommandId`` dropped, added or changed."""
+    if how == "another compaction":
+        names["compactionId"] = f"compaction-{b.next_seq}"
+    elif how == "the command left out" and "sourceCommandId" in names:
         del names["sourceCommandId"]
     else:
         names["sourceCommandId"] = f"cmd-{b.next_seq}"
@@ -2020,27 +2023,34 @@ def _misowned(names: RawEvent, b: SessionBuilder, rng: random.Random) -> None:
 @candidate(Code.COMPACTION_NOT_OWNED, "seed")
 def seed_compaction_step_of_another(builder: SessionBuilder, rng: random.Random) -> object:
     """A seed in which the open compaction's summary, checkpoint or end names another compaction
-    (another id, or not the command that started it, or a command that did not)."""
-    b = _scratch(builder)
-    if _compaction_open(b) or not _summarisable(b) or not _compaction_opened(b, rng, rng.random() < 0.5):
-        return None
+    (another id, or not the command that started it, or a command that did not).
+
+    What the fault is (which step, which way, started by a command or not) is drawn before the
+    scene, so that the variant walk (:mod:`~sessionlog_spec.suite.agent.variants`) combines those
+    choices first."""
     step = rng.choice(("summary", "checkpoint", "end"))
+    how = rng.choice(MISOWNINGS)
+    command = rng.random() < 0.5
+    b = _scratch(builder)
+    if _compaction_open(b) or not _summarisable(b) or not _compaction_opened(b, rng, command):
+        return None
+    ranges = b.legal_ranges()
     if step == "summary":
-        fault = b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)
+        fault = b.compaction_summary(*ranges[-1], commit=False)
         names = fault["data"]
     else:
-        if not _put(b, b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)):
+        if not _put(b, b.compaction_summary(*ranges[-1], commit=False)):
             return None
         if step == "checkpoint":
             ranges = b.legal_ranges()
             if not ranges:
                 return None
-            fault = _checkpoint(b, *rng.choice(ranges))
+            fault = _checkpoint(b, *ranges[-1])
             names = fault["data"]["source"]
         else:
             fault = b.compaction_end(commit=False)
             names = fault["data"]
-    _misowned(names, b, rng)
+    _misowned(names, b, how)
     return _seed_with(b, fault)
 
 

@@ -43,13 +43,17 @@ LOOP_CHANGES = (
     "tools:mcp",
     "tools:descriptions",
     "restart",
+    "restart:reconfigured",
 )
 """Changes of the loop instance: sandbox mode switches, model switches, tools-only changes (an MCP
 server attached or detached, tool descriptions refreshed: no event, only the next header differs),
-a restart (resume)."""
+a restart (resume), and a restart after the configuration changed (the resume snapshot is a new
+header, which the session must track as it tracks a change)."""
 
 
-CHUNK_GAPS = st.integers(0, 40) | st.sampled_from((0, 1, 1_000, 30_000))
+CHUNK_BURSTS = st.sampled_from((1, 2, 3, 5, 8))
+"""How many chunks a model streams in one burst."""
+CHUNK_GAPS = st.integers(1, 40) | st.sampled_from((0, 1_000, 30_000))
 """Milliseconds between two streamed chunks."""
 
 SWEEP_AFTER = 8
@@ -59,7 +63,9 @@ same choices)."""
 SWEPT_VARIANTS = 8
 """How many variants of each candidate a sweep submits at most."""
 SWEEP_BUILDS = 40
-"""How many candidate builds a sweep shares out among its code's mutations (at least three each)."""
+"""How many candidate builds a sweep shares out among the candidates written for its code (at least four each)."""
+TWIN_BUILDS = 3
+"""How many builds a sweep gives each lifted twin of a candidate."""
 PAYLOAD_FAULT = "payload_fault_in_event"
 """The mutation whose candidates :meth:`AgentMachine.sweep` also submits site by site."""
 
@@ -171,7 +177,7 @@ class AgentMachine(ConformanceMachine):
         elif action == "chunk":
             # A model streams in bursts: runs of chunks are what a packed row holds (INV-JSONL-9),
             # at gaps that vary (none, a millisecond, a stall), which the row keeps as ``dt``.
-            for _ in range(data.draw(st.integers(1, 8), label="chunks")):
+            for _ in range(data.draw(CHUNK_BURSTS, label="chunks")):
                 if not self.loop.can("chunk"):
                     break
                 self.loop.builder.time += data.draw(CHUNK_GAPS, label="gap") - BUILDER_TICK
@@ -232,6 +238,8 @@ class AgentMachine(ConformanceMachine):
         elif self.loop.state.trace.open_step is None:
             # A new loop instance takes over between requests; nothing is written until it sends one.
             self.loop.restart_instance()
+            if name == "reconfigured":
+                self.loop.toggle_mcp()
 
     @rule(data=st.data(), how=st.sampled_from(DRIFTS))
     @step
@@ -363,12 +371,20 @@ class AgentMachine(ConformanceMachine):
         for code in codes:
             # The first code with a candidate here: most need a state the session is not in.
             family = [m for m in self.injections if m.code.value == code]
-            # Builds are shared out: a lifted twin's build asks the model about a whole stored log.
-            runs = max(SWEEP_BUILDS // len(family), 3)
+            # Builds are shared out among the candidates written for the code; a lifted twin (the
+            # same variants on another path, each build asking the model about a whole log) gets a
+            # few of its own.
+            written = sum(m.lifted_from is None for m in family)
+            share = max(SWEEP_BUILDS // max(written, 1), 4)
             swept = [
                 (mutation, candidate)
                 for mutation in family
-                for candidate in variants(mutation.build, self.loop.builder, limit=SWEPT_VARIANTS, runs=runs)
+                for candidate in variants(
+                    mutation.build,
+                    self.loop.builder,
+                    limit=SWEPT_VARIANTS,
+                    runs=share if mutation.lifted_from is None else TWIN_BUILDS,
+                )
             ]
             for mutation, candidate in swept:
                 self.injected[mutation.name] += 1

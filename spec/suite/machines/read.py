@@ -13,16 +13,28 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import rule
+from hypothesis.stateful import precondition, rule
 
 from sessionlog_spec.model.json_value import thaw
 from sessionlog_spec.model.load import save_session
+from sessionlog_spec.model.rows import MIN_PACKED_RUN
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import Mutation
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 from sessionlog_spec.suite.machines.jsonl import CRASHES, DrawnChoices, crashed_text, relaid_text
 from sessionlog_spec.suite.machines.legacy import stored_text
+
+
+def has_chunk_run(log: list[Any]) -> bool:
+    """Whether ``log`` holds a run of chunks a packed row holds (three in a row)."""
+    run = 0
+    for event in log:
+        run = run + 1 if event.get("type") == "assistant/chunk" else 0
+        if run >= MIN_PACKED_RUN:
+            return True
+    return False
+
 
 READS = ("plain", "packed", "layout", "v0", *CRASHES)
 """What is read: the saved form, the same packed as upstream's writer packs by default, another
@@ -68,3 +80,13 @@ class ReadMachine(AgentMachine):
             self.retitle("read_other_version" if what == "newer_version" else f"read_crash_{what}")
             text = crashed_text(text, self.header(), DrawnChoices(data), what)
         self.exchange("read", jsonl=text)
+
+    @precondition(lambda self: has_chunk_run(self.loop.log))
+    @rule()
+    @step
+    def read_packed(self) -> None:
+        # A released log holds its bursts of chunks as packed rows (upstream's writer packs by
+        # default); a rule of its own reads one as often as the session streams, not once in the
+        # dozen forms read_stored draws from.
+        self.retitle("read_packed")
+        self.exchange("read", jsonl=self.text(packed=True))
