@@ -26,9 +26,17 @@ from hypothesis.strategies import DrawFn
 
 from sessionlog_spec.model.header import header_event_problem
 from sessionlog_spec.model.json_value import freeze, thaw
+from sessionlog_spec.model.legacy import DELIVERY_MARKER
 from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.violation import Code
-from sessionlog_spec.suite.agent.actions import TOOL_NAMES, applicable_actions, assistant_with_call, open_calls
+from sessionlog_spec.suite.agent.actions import (
+    NOTE_VARIANTS,
+    TOOL_NAMES,
+    applicable_actions,
+    assistant_with_call,
+    note_event,
+    open_calls,
+)
 from sessionlog_spec.suite.agent.builder import BUILDER_TICK, RawEvent
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation, lift_event, payload_fault_sweep
 from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
@@ -184,6 +192,10 @@ class AgentMachine(ConformanceMachine):
                 self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
         else:
             self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
+            if action == "turn_end" and data.draw(st.booleans(), label="delivery confirmed"):
+                # The persistence layer confirms what it delivered once a turn is written.
+                variant = data.draw(st.integers(0, NOTE_VARIANTS - 1), label="marker")
+                self.deliver(note_event(self.loop.builder, DELIVERY_MARKER, variant))
 
     def request_now(self, data: st.DataObject) -> None:
         """Open a turn and a step where none is open, then send the step's request unless it was sent."""
