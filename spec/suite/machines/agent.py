@@ -4,9 +4,10 @@ Turns and steps open and close, the step sends its request (appending the ``requ
 writer rule decides), the model streams chunks and answers with or without tool calls, tools start
 and report, ranges are compacted, tool outputs rewritten, the sandbox mode and the model switch
 (changing tools, system prompt and config), settings drift one header member at a time, loop
-instances restart, and now and then an invalid
-candidate from :data:`sessionlog_spec.suite.agent.candidates.MUTATIONS` is slipped in.  Each machine decides what a built
-event means for its group by implementing :meth:`AgentMachine.deliver` (and
+instances restart, and now and then an invalid candidate from
+:data:`sessionlog_spec.suite.agent.candidates.MUTATIONS` is slipped in; once per example a sweep
+submits every variant of one code's candidates and every fault of one note's payload. Each machine
+decides what a built event means for its group by implementing :meth:`AgentMachine.deliver` (and
 :meth:`AgentMachine.submit` for the invalid candidates).
 """
 
