@@ -28,6 +28,8 @@ from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.verdict import Verdict
 
 QUICK = ("--profile", "dev", "--max-examples", "2", "--steps", "5", "--quiet")
+REFUSING = ("--profile", "dev", "--max-examples", "6", "--steps", "20", "--quiet")
+"""Long enough that the session group submits invalid candidates (a run of QUICK may submit none)."""
 SURFACE_BROKEN = "surface_drops_replacements"
 
 
@@ -347,7 +349,7 @@ def test_a_report_that_cannot_be_written_after_the_run_is_one_line(tmp_path: Pat
 
 def test_refusal_codes_are_compared_unless_the_run_opts_out_and_then_the_outputs_say_so(tmp_path: Path) -> None:
     driver = broken_driver("codes_unmapped")
-    common = ("check", "--driver", driver, *QUICK, "--only", "session", "--seed", "1", "--cases-dir", tmp_path / "cases")
+    common = ("check", "--driver", driver, *REFUSING, "--only", "session", "--seed", "1", "--cases-dir", tmp_path / "cases")
     strict = run_cli(*common, "--report", tmp_path / "strict.json")
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert read_json(tmp_path / "strict.json")["strict_codes"] is True
@@ -363,7 +365,7 @@ def test_refusal_codes_are_compared_unless_the_run_opts_out_and_then_the_outputs
 
 def test_a_replay_follows_the_case_files_code_rule_unless_told_otherwise(tmp_path: Path) -> None:
     driver = broken_driver("codes_unmapped")
-    checked = run_cli("check", "--driver", driver, *QUICK, "--only", "session", "--seed", "1", "--cases-dir", tmp_path)
+    checked = run_cli("check", "--driver", driver, *REFUSING, "--only", "session", "--seed", "1", "--cases-dir", tmp_path)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     case_file = case_files(tmp_path)[0]
     assert read_json(case_file)["strict_codes"] is True

@@ -104,7 +104,6 @@ LOG_ONLY_TYPES = (
     "plan/mode",
     "model/selection",
     "feedback/record",
-    DELIVERY_MARKER,
 )
 """Known types outside the turn / step protocol (``log_only``), each written with its released payload
 where its relationships allow it (see :func:`note_event`)."""
@@ -338,8 +337,12 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
     if action == "log_only":
         envelope = {"ignorable": True} if draw(st.integers(0, 4)) == 0 else {}
         # A harness that started a compaction logs its summary (or its failure) next, more often than not.
-        compacting = closable_compaction(builder) is not None and draw(st.booleans(), label="compaction goes on")
-        goes_on = st.sampled_from(("compaction/summary", "compaction/summary", "compaction/end"))
+        closable = closable_compaction(builder)
+        # A summarised compaction ends next; an unsummarised one is summarised, or fails, next.
+        summarised = closable is not None and closable.summarized
+        compacting = closable is not None and (summarised or draw(st.booleans(), label="compaction goes on"))
+        ends = ("compaction/end",) if summarised else ("compaction/summary", "compaction/summary", "compaction/end")
+        goes_on = st.sampled_from(ends)
         type_ = draw(goes_on if compacting else st.sampled_from(LOG_ONLY_TYPES))
         shaped = shaped_note(draw, builder, type_) if values.shaped_notes and draw(st.integers(0, 2)) == 0 else None
         return {**(shaped or note_event(builder, type_, values.note(draw))), **envelope}
@@ -573,12 +576,14 @@ def _delivery_marker(builder: SessionBuilder, variant: int) -> dict[str, Any] | 
     """A persistence layer's note that the events up to the latest were delivered: of this log's own
     generation naming this session (where the log's id is known), or of generation 0 (unversioned,
     or version 0) naming an ancestor, which a v1 log keeps unchecked (INV-REL-29)."""
-    if builder.next_seq == 0:
+    if builder.next_seq == 0 or builder.session_id is None:
+        # Without the log's id a marker cannot be told right; nor can a v0 form of the log hold
+        # one naming another session (generation 0 is the v0 log's own).
         return None
     data: dict[str, Any] = {"sessionId": "ancestor-session", "throughSeq": builder.next_seq - 1}
     if variant == 1:
         data["sessionFormatVersion"] = 0
-    elif variant >= 3 and builder.session_id is not None:
+    elif variant >= 3:
         data.update(sessionId=builder.session_id, sessionFormatVersion=1)
     return data
 
