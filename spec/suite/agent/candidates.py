@@ -2407,12 +2407,10 @@ def seed_dispatch_parent_under_other_root(builder: SessionBuilder, rng: random.R
     """A seed in which a sub-call is dispatched under one root call and a later dispatch under a
     sibling root names it as parent (a code runner that shares its sub-call ids across calls)."""
     b = _scratch(builder)
-    call = _asked_call(b)
-    if call is None or not _put(b, b.tool_call(call, commit=False)):
+    started = _ptc_started(b)
+    if started is None:
         return None
-    sub = f"sub-{b.next_seq}"
-    if not _put(b, _dispatch(b, call, call, sub, False)):
-        return None
+    call, sub = started
     if rng.random() < 0.5 and not _put(b, _dispatch(b, call, call, sub, True)):
         return None
     sibling = rng.choice((f"{call}-b", "call-1" if call != "call-1" else "call-2"))
@@ -2425,12 +2423,10 @@ def seed_dispatch_parent_under_other_root(builder: SessionBuilder, rng: random.R
 def seed_dispatch_moves_root(builder: SessionBuilder, rng: random.Random) -> object:
     """A seed in which a started sub-call is dispatched again under another root call."""
     b = _scratch(builder)
-    call = _asked_call(b)
-    if call is None or not _put(b, b.tool_call(call, commit=False)):
+    started = _ptc_started(b)
+    if started is None:
         return None
-    sub = f"sub-{b.next_seq}"
-    if not _put(b, _dispatch(b, call, call, sub, False)):
-        return None
+    call, sub = started
     other = f"{call}-retry"
     return _seed_with(b, _dispatch(b, other, other, sub, rng.random() < 0.5))
 
