@@ -53,7 +53,7 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -77,7 +77,7 @@ from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.session import fold_session as model_fold_session
 from sessionlog_spec.model.session import seed_session as model_seed_session
 from sessionlog_spec.model.shapes import Context as ShapeContext
-from sessionlog_spec.model.shapes import Shape, shape_problem
+from sessionlog_spec.model.shapes import shape_problem
 from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent import crashes
@@ -2944,17 +2944,22 @@ def _faulty_payload(builder: SessionBuilder, rng: random.Random, generation: int
     (``None`` when the fault drawn is harmless)."""
     types = sorted(_EXEMPLARS)
     rng.shuffle(types)
+    for event in _standing_notes(builder, types, generation):
+        fault = payload_fault(payload_shape(event["type"], generation), event["data"], rng, ShapeContext(event["seq"]))
+        return None if fault is None else {**event, "data": fault.value}
+    return None
+
+
+def _standing_notes(builder: SessionBuilder, types: Sequence[str], generation: int) -> Iterator[RawEvent]:
+    """The exemplar note of each of ``types`` (in that order) that the builder could write now."""
     for type_ in types:
         b = _scratch(builder)
         data = _EXEMPLARS[type_](b, generation)
         if data is None:
             continue
         event = b.event(type_, data, False)
-        if isinstance(model_append_event(builder.state, event), Violation):
-            continue
-        fault = payload_fault(payload_shape(type_, generation), data, rng, ShapeContext(event["seq"]))
-        return None if fault is None else {**event, "data": fault.value}
-    return None
+        if not isinstance(model_append_event(builder.state, event), Violation):
+            yield event
 
 
 @candidate(Code.PAYLOAD_INVALID, "append")
@@ -2977,15 +2982,10 @@ def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[Raw
     type left out, each "earlier seq" set to the event's own).  A draw of one fault from one type
     reaches a given site of a given type a few times in a thousand; the first way catches a check
     a port forgot on one type, the second a check it got wrong for every type."""
-    notes: list[tuple[RawEvent, Shape, ShapeContext]] = []
-    for type_ in sorted(_EXEMPLARS):
-        b = _scratch(builder)
-        data = _EXEMPLARS[type_](b, CURRENT_GENERATION)
-        if data is None:
-            continue
-        event = b.event(type_, data, False)
-        if not isinstance(model_append_event(builder.state, event), Violation):
-            notes.append((event, payload_shape(type_, CURRENT_GENERATION), ShapeContext(event["seq"])))
+    notes = [
+        (event, payload_shape(event["type"], CURRENT_GENERATION), ShapeContext(event["seq"]))
+        for event in _standing_notes(builder, sorted(_EXEMPLARS), CURRENT_GENERATION)
+    ]
     if not notes:
         return []
     kinds: tuple[str, ...] = FAULT_KINDS
