@@ -1,7 +1,10 @@
 """Expected failures: known disagreements a port's CI accepts for now, each with its reason.
 
 An ``--expect-fail`` file (JSON or TOML) lists entries naming a group, an invariant ID or a case id
-(``group/op/kind``, as in counterexample files and reports), and a reason.  A failure an entry
+(``group/op/kind``, as in counterexample files and reports), and a reason.  An entry may narrow
+what it names further: ``code`` (a violation code the model expected) and ``message`` (a regular
+expression searched in the failure's message), so that a divergence in one spelling does not
+excuse every failure of its invariant.  A failure an entry
 matches is reported but does not fail the run; an entry that matches nothing although what it
 names was checked is *stale* and fails the run, so the list cannot outlive the bugs it excuses.
 An entry with ``"optional": true`` is never stale: it is for a known divergence that only a rare
@@ -14,6 +17,7 @@ TOML: ``[[expected_failure]]`` tables with the same keys.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionlog_spec.files import FileProblem, read_regular
+from sessionlog_spec.model.violation import Code
 from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.registry import BY_ID
 from sessionlog_spec.suite.run import FAILED, PASSED, Failure, GroupResult
@@ -54,12 +59,26 @@ class Expectation:
     group: str | None = None
     invariant: str | None = None
     case: str | None = None
+    code: str | None = None
+    """Only failures where the model expected this violation code."""
+    message: str | None = None
+    """Only failures whose message this regular expression is found in."""
     optional: bool = False
     """Never stale: the divergence is reached only by some runs."""
 
     def describe(self) -> str:
         """What the entry names, in one phrase."""
-        named = [f"{k} {v}" for k, v in (("group", self.group), ("invariant", self.invariant), ("case", self.case)) if v]
+        named = [
+            f"{k} {v}"
+            for k, v in (
+                ("group", self.group),
+                ("invariant", self.invariant),
+                ("case", self.case),
+                ("code", self.code),
+                ("message", self.message),
+            )
+            if v
+        ]
         return ", ".join(named)
 
     @property
@@ -74,6 +93,8 @@ class Expectation:
             (self.group is None or self.group == disagreement.group)
             and (self.case is None or self.case == disagreement.case_id)
             and (self.invariant is None or self.invariant in disagreement.invariants)
+            and (self.code is None or self.code in disagreement.codes)
+            and (self.message is None or re.search(self.message, disagreement.mismatch.message) is not None)
         )
 
     def checked_by(self, results: Sequence[GroupResult]) -> bool:
@@ -89,7 +110,7 @@ class Expectation:
 def _entry(raw: Any, where: str) -> Expectation:
     if not isinstance(raw, dict):
         raise ExpectationError(f"{where}: an entry must be an object")
-    unknown = sorted(set(raw) - {"reason", "group", "invariant", "case", "optional"})
+    unknown = sorted(set(raw) - {"reason", "group", "invariant", "case", "code", "message", "optional"})
     if unknown:
         raise ExpectationError(f"{where}: unknown key(s) {unknown}")
     reason = raw.get("reason")
@@ -98,7 +119,19 @@ def _entry(raw: Any, where: str) -> Expectation:
     optional = raw.get("optional", False)
     if not isinstance(optional, bool):
         raise ExpectationError(f"{where}: optional must be true or false")
-    entry = Expectation(reason, raw.get("group"), raw.get("invariant"), raw.get("case"), optional)
+    for key in ("code", "message"):
+        if key in raw and (not isinstance(raw[key], str) or not raw[key]):
+            raise ExpectationError(f"{where}: {key} must be a non-empty string")
+    if "message" in raw:
+        try:
+            re.compile(raw["message"])
+        except re.error as error:
+            raise ExpectationError(f"{where}: message is not a regular expression ({error})") from None
+    if "code" in raw and raw["code"] not in {c.value for c in Code}:
+        raise ExpectationError(f"{where}: unknown violation code {raw['code']!r}")
+    entry = Expectation(
+        reason, raw.get("group"), raw.get("invariant"), raw.get("case"), raw.get("code"), raw.get("message"), optional
+    )
     if not (entry.group or entry.invariant or entry.case):
         raise ExpectationError(f"{where}: name a group, an invariant or a case")
     if entry.group is not None and entry.group not in GROUPS:

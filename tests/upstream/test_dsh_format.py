@@ -24,8 +24,11 @@ from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER, ModelDriver
 from sessionlog_spec.suite.agent import layouts
 from sessionlog_spec.suite.agent.builder import SessionBuilder, basic_header
 from sessionlog_spec.suite.agreement import compare
+from sessionlog_spec.suite.expectations import load_expectations
+from sessionlog_spec.suite.machines.base import Disagreement
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
+from sessionlog_spec.suite.run import Failure
 
 ROOT = Path(__file__).resolve().parents[2]
 PORT_DIR = ROOT / "ports" / "dsh-format"
@@ -97,6 +100,37 @@ def test_inv_jsonl_1_a_header_line_without_delegation_depth_is_refused_by_the_re
     reply = edge.call("read", jsonl=text)
     assert isinstance(reply, Refused) and reply.code == "JSONL_HEADER_INVALID"
     agree(edge, text)
+
+
+NEGATIVE_ZERO_SEQ = '{"type":"session/title","seq":-0,"time":1,"data":{"title":"t","messageSeqs":[],"source":{"kind":"user"}}}'
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_deviation_d5_the_released_reader_reads_a_first_seq_of_negative_zero(edge: SubprocessPort, version: int) -> None:
+    """D5: the release compares the first seq with its index (``-0 !== 0`` is false), so it reads
+    ``-0`` there as seq 0; the model refuses it, and the port's expected failure names exactly that."""
+    header = encode_line({**DEFAULT_HEADER, "version": version})
+    text = f"{header}\n{NEGATIVE_ZERO_SEQ}\n"
+    released = edge.call("read", jsonl=text)
+    assert isinstance(released, Ok) and released.result["events"][0]["seq"] == 0
+    model = InProcessPort(ModelDriver()).call("read", jsonl=text)
+    assert isinstance(model, Refused) and model.code == "ENVELOPE_BAD_SEQ"
+    mismatch = compare("read", model, released, strict_codes=False)
+    assert mismatch is not None
+    failure = Failure(
+        Disagreement("read", mismatch, [], rule="inject", invariants=["INV-LOG-2"], codes=[model.code]), Path("c.json"), []
+    )
+    excusing = [e for e in load_expectations(PORT_DIR / "expected-failures.json") if e.matches(failure)]
+    assert [e.code for e in excusing] == ["ENVELOPE_BAD_SEQ"] and "D5" in excusing[0].reason
+    # Anywhere but the first line -0 is not the event's index: a committed one is refused by both.
+    first = NEGATIVE_ZERO_SEQ.replace('"seq":-0', '"seq":0')
+    turn = '{"type":"turn/start","seq":2,"time":1,"data":{"turn":1}}\n'
+    turn += '{"type":"turn/end","seq":3,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}\n'
+    committed = f"{header}\n{first}\n{NEGATIVE_ZERO_SEQ}\n{turn}"
+    released_later = edge.call("read", jsonl=committed)
+    model_later = InProcessPort(ModelDriver()).call("read", jsonl=committed)
+    assert isinstance(released_later, Refused) and isinstance(model_later, Refused)
+    assert released_later.code == model_later.code == "SEQ_NOT_CONTIGUOUS"
 
 
 def test_divergence_catalogue_is_unchanged() -> None:

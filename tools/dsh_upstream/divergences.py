@@ -399,12 +399,15 @@ class Explanation:
     pattern: str
     """A regular expression searched in the driver's reply (its code and message, or ``accepted``)
     and the question's name."""
+    in_message: bool = False
+    """Also search how the results differ (which names the value the model refused)."""
 
 
 EXPLANATIONS = (
     Explanation("D1", r"^(session|read|jsonl) .*(header_delta|mode_set|fallback).*(UNKNOWN_EVENT_TYPE|UNMAPPED)"),
     Explanation("D3", r"\bHEADER_NOT_CANONICAL accepted-invalid"),
     Explanation("D4", r"nested.too.deep"),
+    Explanation("D5", r"^(read|legacy) .*ENVELOPE_BAD_SEQ accepted-invalid .*seq -0\.0 ", in_message=True),
     Explanation("driver:json-numbers", r"unsafe integer|outside the safe range|negative zero|rounds"),
     Explanation("gap:rewrite-rules-on-read", r"^(read|legacy) .*TOOL_REWRITE_(SPAN|TARGET|CHANGES) accepted-invalid"),
     Explanation(
@@ -421,7 +424,8 @@ def explain(outcome: Outcome, notes: Sequence[Explanation] = ()) -> str:
     text = f"{q.group} {q.name} {outcome.model} {outcome.verdict} {outcome.upstream}"
     # A deliberate difference of the model explains a divergence before any driver note does.
     for explanation in EXPLANATIONS:
-        if re.search(explanation.pattern, text, re.IGNORECASE):
+        searched = f"{text} | {outcome.mismatch.message}" if explanation.in_message else text
+        if re.search(explanation.pattern, searched, re.IGNORECASE):
             return explanation.label
     for explanation in notes:
         # A driver's notes may also look at how the results differ.
