@@ -76,6 +76,9 @@ class GroupResult:
     status: str
     coverage: GroupCoverage
     seconds: float = 0.0
+    found_after: float | None = None
+    """Seconds from the group's start to its first disagreement; the rest of ``seconds`` after it
+    went to shrinking and minimising the counterexample."""
     detail: str = ""
     failures: list[Failure] = field(default_factory=list)
     """Every distinct disagreement found (Hypothesis shrinks each kind separately)."""
@@ -185,6 +188,8 @@ def run_group(
     except Exception as error:  # a bug in the suite or the port's client must not hide the other groups
         result.status, result.detail = ERROR, _describe(error)
     result.seconds = time.monotonic() - started
+    if context.first_disagreement_at is not None:
+        result.found_after = context.first_disagreement_at - started
     if result.status == PASSED and coverage.steps == 0:
         result.status, result.detail = VOID, "no rule passed its preconditions: nothing was checked"
     conflict = context.answers.conflict

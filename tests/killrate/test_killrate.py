@@ -10,7 +10,19 @@ import pytest
 
 from killrate.inprocess import probe_both, run_probe
 from killrate.mutants import BLIND, BY_NAME, CANARY, CATALOGUE, TUNED, Mutant
-from killrate.run import ERROR, KILLED, PASSED, SURVIVED, KillRun, Outcome, RunConfig, check, check_command, run_dirs
+from killrate.run import (
+    ERROR,
+    KILLED,
+    PASSED,
+    SURVIVED,
+    KillRun,
+    Outcome,
+    RunConfig,
+    _found_seconds,
+    check,
+    check_command,
+    run_dirs,
+)
 from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.registry import BY_ID
 
@@ -101,6 +113,20 @@ def test_suite_passes_seqlog_and_kills_a_representative_mutant(tmp_path: Path) -
     assert outcome.status == KILLED, outcome.detail
     assert outcome.failed_groups == ["surface"]
     assert outcome.counterexample is not None and Path(outcome.counterexample).exists()
+    assert outcome.found_seconds is not None and 0 < outcome.found_seconds <= outcome.seconds
+
+
+def test_time_to_the_first_disagreement_leaves_out_later_groups_and_shrinking() -> None:
+    sections = {
+        "surface": {"status": "passed", "seconds": 5.0, "found_after_seconds": None},
+        "header": {"status": "failed", "seconds": 40.0, "found_after_seconds": 3.0},
+        "legacy": {"status": "passed", "seconds": 10.0, "found_after_seconds": None},
+    }
+    # 57 s of wall time: 2 s of start-up, the 5 s surface group, then 3 s into header.
+    assert _found_seconds(57.0, sections, "header") == 10.0
+    killed = [dataclasses.replace(_outcome(f"k{i}", KILLED), found_seconds=f, kills=1) for i, f in enumerate((2.0, 9.0, 4.0))]
+    run = KillRun(RunConfig(), _outcome("none", PASSED), _outcome(CANARY.name, KILLED), killed, 1.0)
+    assert run.totals()["median_find_seconds"] == 4.0
 
 
 def test_every_suite_run_starts_from_an_empty_example_database(tmp_path: Path) -> None:

@@ -26,15 +26,26 @@ def _rate(counts: dict[str, Any]) -> str:
     return "n/a" if counts["kill_rate"] is None else f"{100 * counts['kill_rate']:.1f} %"
 
 
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0f} s"
+
+
+def _medians(counts: dict[str, Any]) -> str:
+    """The median time to kill per run, and to the first disagreement (before shrinking)."""
+    return (
+        f"median time to kill {_seconds(counts['median_kill_seconds'])} per run "
+        f"(to the first disagreement: {_seconds(counts.get('median_find_seconds'))})"
+    )
+
+
 def _halves(totals: dict[str, Any]) -> list[str]:
     """One line per half of the catalogue: its own kill rate and median time to kill."""
     lines = []
     for half, counts in totals.get("halves", {}).items():
         if counts["mutants"]:
-            median = "n/a" if counts["median_kill_seconds"] is None else f"{counts['median_kill_seconds']:.0f} s"
             lines.append(
                 f"- {half} half: {counts['killed']}/{counts['mutants']} killed ({_rate(counts)}), "
-                f"{counts['survived']} survived, {counts['sometimes']} sometimes; median time to kill {median} per run."
+                f"{counts['survived']} survived, {counts['sometimes']} sometimes; {_medians(counts)}."
             )
     return ["", *lines] if lines else []
 
@@ -57,9 +68,12 @@ def markdown(document: dict[str, Any]) -> str:
         "",
         f"Totals: {totals['mutants']} mutants, {totals['killed']} killed, {totals.get('sometimes', 0)} sometimes killed, "
         f"{totals['survived']} survived, {totals['errors']} errors; kill rate {rate}"
-        + (f" (per run: {100 * totals['kill_rate_per_run']:.1f} % over {totals['runs_per_mutant']} runs each)"
-           if totals.get("runs_per_mutant", 1) > 1 and totals.get("kill_rate_per_run") is not None else "")
-        + f"; {totals['mutant_seconds'] / 60:.1f} min spent on mutants.",
+        + (
+            f" (per run: {100 * totals['kill_rate_per_run']:.1f} % over {totals['runs_per_mutant']} runs each)"
+            if totals.get("runs_per_mutant", 1) > 1 and totals.get("kill_rate_per_run") is not None
+            else ""
+        )
+        + f"; {_medians(totals)}; {totals['mutant_seconds'] / 60:.1f} min spent on mutants.",
         *_halves(totals),
     ]
     return "\n".join(lines) + "\n"

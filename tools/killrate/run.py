@@ -89,6 +89,9 @@ class Outcome:
     """The suite's case id of the first disagreement (``session/append/refusal``)."""
     counterexample: str | None = None
     seconds: float = 0.0
+    found_seconds: float | None = None
+    """For a kill: the seconds of ``seconds`` until the suite saw its first disagreement (what follows
+    is shrinking and minimising the counterexample); summed over runs like ``seconds``."""
     exit_code: int | None = None
     detail: str = ""
     exercised: dict[str, int] = field(default_factory=dict)
@@ -226,6 +229,8 @@ def check_repeated(config: RunConfig, name: str, groups: Sequence[str], mutant: 
     merged = next((o for o in outcomes if o.status == KILLED), outcomes[0])
     merged.runs, merged.kills = len(outcomes), kills
     merged.seconds = round(sum(o.seconds for o in outcomes), 1)
+    found = [o.found_seconds for o in outcomes if o.status == KILLED]
+    merged.found_seconds = round(sum(f for f in found if f is not None), 1) if found and None not in found else None
     if mutant is None:
         merged.status = PASSED if kills == 0 else KILLED
     else:
@@ -244,6 +249,7 @@ def _judge(outcome: Outcome, document: dict[str, Any], mutant: Mutant | None) ->
         outcome.status, outcome.failure, outcome.counterexample = KILLED, first["case"], first["case_file"]
         outcome.kills = 1
         outcome.detail = first["message"][:300]
+        outcome.found_seconds = _found_seconds(outcome.seconds, sections, failed[0])
     elif broken:
         outcome.status = ERROR
         outcome.detail = "; ".join(f"{g}: {s['status']} {s['detail']}"[:300] for g, s in broken.items())
@@ -251,6 +257,17 @@ def _judge(outcome: Outcome, document: dict[str, Any], mutant: Mutant | None) ->
         outcome.status = PASSED if mutant is None else SURVIVED
         if mutant is not None:
             outcome.exercised = _exercised(sections, mutant)
+
+
+def _found_seconds(wall: float, sections: dict[str, dict[str, Any]], failed: str) -> float | None:
+    """The wall seconds until ``failed``'s first disagreement: the whole run less what its group spent
+    after it and every later group (groups run one after another, in report order)."""
+    found_after = sections[failed].get("found_after_seconds")
+    if found_after is None:
+        return None
+    names = list(sections)
+    after = sum(float(sections[g]["seconds"]) for g in names[names.index(failed) :])
+    return round(max(0.0, wall - after + float(found_after)), 1)
 
 
 def _exercised(sections: dict[str, dict[str, Any]], mutant: Mutant) -> dict[str, int]:
@@ -325,6 +342,7 @@ def _counts(mutants: Sequence[Outcome]) -> dict[str, Any]:
     judged = [m for m in mutants if m.status != ERROR]
     # A kill's time is the whole suite run that found it (shrinking included), per run when repeated.
     kill_seconds = [m.seconds / m.runs for m in killed]
+    find_seconds = [m.found_seconds / m.kills for m in killed if m.found_seconds is not None and m.kills]
     return {
         "mutants": len(mutants),
         "killed": len(killed),
@@ -334,6 +352,8 @@ def _counts(mutants: Sequence[Outcome]) -> dict[str, Any]:
         "kill_rate": round(len(killed) / len(judged), 4) if judged else None,
         "kill_rate_per_run": round(sum(m.kills / m.runs for m in judged) / len(judged), 4) if judged else None,
         "median_kill_seconds": round(statistics.median(kill_seconds), 1) if kill_seconds else None,
+        # Until the first disagreement only: the kill time less shrinking and minimising.
+        "median_find_seconds": round(statistics.median(find_seconds), 1) if find_seconds else None,
     }
 
 

@@ -10,6 +10,7 @@ counterexample file.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -46,6 +47,8 @@ class MachineContext:
     """The port's answers so far, to tell a nondeterministic port from a failing one."""
     first_disagreement: Disagreement | None = None
     """The first disagreement seen, kept for a run whose replay then takes another path."""
+    first_disagreement_at: float | None = None
+    """When (``time.monotonic()``) it was seen: what follows is shrinking and minimising."""
 
     def supports(self, group: str) -> bool:
         """Whether the port declared ``group`` in ``hello``."""
@@ -212,7 +215,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         kind = disagreement_type(f"{self.group}/{op}/{mismatch.kind}")
         found = kind(self.group, mismatch, list(self.transcript), rule=self._rule, invariants=sorted(tags), codes=codes)
         if self.ctx.first_disagreement is None:
-            self.ctx.first_disagreement = found
+            self.ctx.first_disagreement, self.ctx.first_disagreement_at = found, time.monotonic()
         return found
 
     # -- steps and coverage -------------------------------------------------------------------------

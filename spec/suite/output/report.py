@@ -94,6 +94,7 @@ def group_json(result: GroupResult, judgement: Judgement, port: str) -> dict[str
         "expected_failure": failures[0]["expected"] if failures and judgement.excused(result) else None,
         "detail": result.detail,
         "seconds": round(result.seconds, 3),
+        "found_after_seconds": None if result.found_after is None else round(result.found_after, 3),
         "examples_per_second": round(result.examples_per_second, 2),
         "steps_per_second": round(result.steps_per_second, 1),
         **result.coverage.to_json(),
