@@ -15,9 +15,20 @@ from collections.abc import Iterator
 import pytest
 from model_cases import BUILDER_STATES
 
+from sessionlog_spec.model.session import SessionState, fold_session, seed_session
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import SessionBuilder
-from sessionlog_spec.suite.agent.candidates import CONTEXTS, MUTATIONS, Candidate, Mutation, applicable, mutations_for, submit
+from sessionlog_spec.suite.agent.candidates import (
+    CONTEXTS,
+    MUTATIONS,
+    OPENINGS,
+    Candidate,
+    Mutation,
+    applicable,
+    mutations_for,
+    opened_scene,
+    submit,
+)
 
 SEEDS = (0, 1, 2)
 
@@ -111,3 +122,38 @@ def test_mutation_names_are_unique_and_contexts_known() -> None:
     assert len({m.name for m in MUTATIONS}) == len(MUTATIONS)
     assert [m.name for m in MUTATIONS] == [m.build.__name__ for m in MUTATIONS]
     assert {m.context for m in MUTATIONS} == set(CONTEXTS)
+
+
+def _left_open(state: SessionState, what: str) -> bool:
+    """Whether ``state`` (before any end-of-seed marker) holds ``what`` open at its end."""
+    relations, trace = state.relations, state.trace
+    compaction = relations.compaction
+    return {
+        "compaction": compaction is not None and compaction.crossed_at is None,
+        "crossed-compaction": compaction is not None and compaction.crossed_at is not None,
+        "turn": trace.open_turn is not None,
+        "step": trace.open_step is not None,
+        "asked-call": any(not t.started for t in relations.tools),
+        "started-call": any(t.started for t in relations.tools),
+        "sub-call": bool(relations.ptc_starts),
+        "command": bool(relations.commands),
+    }[what]
+
+
+@pytest.mark.parametrize("what", OPENINGS)
+def test_an_opened_scene_is_a_valid_seed_that_leaves_its_kind_open(what: str) -> None:
+    """Every kind of open thing a reseed may leave for the end-of-seed marker is built somewhere,
+    is a log the model seeds, and really is open where the seed ends."""
+    built = 0
+    for state_name, builder in _builders().items():
+        for seed in SEEDS:
+            events = opened_scene(builder, what, random.Random(seed))
+            if events is None:
+                continue
+            built += 1
+            assert events[: len(builder.events)] == builder.events, "a scene extends the session, it does not change it"
+            folded = fold_session(events, where="seed index", complete=False)
+            assert not isinstance(folded, Violation), (state_name, seed, folded)
+            assert _left_open(folded, what), (state_name, seed)
+            assert not isinstance(seed_session(events), Violation), (state_name, seed)
+    assert built, f"no state holds an opened {what}"

@@ -1687,6 +1687,30 @@ def _asked_call(b: SessionBuilder) -> str | None:
     return call if _put(b, b.assistant_message("Let me read the parser.", [call], commit=False)) else None
 
 
+OPENINGS = ("compaction", "crossed-compaction", "turn", "step", "asked-call", "started-call", "sub-call", "command")
+"""What a valid seed may leave open at its end (:func:`opened_scene`)."""
+
+
+def opened_scene(builder: SessionBuilder, what: str, rng: random.Random) -> list[RawEvent] | None:
+    """The session so far with ``what`` left open at its end (a compaction, one a turn boundary
+    crossed, a turn, a step, a call asked for or started, a PTC sub-call, a command), built on a
+    copy and valid; ``None`` when the session cannot hold it.  A seed of it puts the end-of-seed
+    marker in the middle of what was under way: the rules for what the marker retires, and for
+    what may follow it, are then decided on every kind of open thing."""
+    b = _scratch(builder)
+    opened = {
+        "compaction": lambda: _compaction_opened(b, rng, command=rng.random() < 0.5),
+        "crossed-compaction": lambda: _crossed(b, rng),
+        "turn": lambda: _enter_turn(b),
+        "step": lambda: _enter_step(b),
+        "asked-call": lambda: _asked_call(b) is not None,
+        "started-call": lambda: (call := _asked_call(b)) is not None and _put(b, b.tool_call(call, commit=False)),
+        "sub-call": lambda: _ptc_started(b) is not None,
+        "command": lambda: _put(b, _command_run(b, f"cmd-{b.next_seq}")),
+    }[what]()
+    return list(b.events) if opened else None
+
+
 def _seed_with(b: SessionBuilder, *faults: RawEvent) -> list[RawEvent]:
     """The scratch builder's log followed by ``faults``: a seed candidate."""
     return [*b.events, *faults]
@@ -1910,12 +1934,35 @@ def _compaction_opened(b: SessionBuilder, rng: random.Random, command: bool = Fa
     open_ = b.state.relations.compaction
     if open_ is not None:
         return open_.crossed_at is None
+    return _earlier_compaction(b, rng.choice(EARLIER_COMPACTIONS), rng.random() < 0.5) and _compaction_started(b, command)
+
+
+def _compaction_started(b: SessionBuilder, command: bool) -> bool:
+    """On the scratch builder ``b``: start a compaction, by a ``/compact`` command when ``command``."""
     command_id = None
     if command:
         command_id = f"cmd-{b.next_seq}"
         if not _put(b, b.event("command/run", {"commandId": command_id, "name": "compact", "source": {"kind": "user"}}, False)):
             return False
     return _put(b, b.compaction_start(command_id, commit=False))
+
+
+EARLIER_COMPACTIONS = ("none", "none", "summarised", "failed", "summary-failed")
+"""What the scene holds before the compaction a candidate faults: nothing, or a whole earlier
+compaction (a success, a failure, a failure after its summary), so that no rule's state may leak
+from one compaction into the next."""
+
+
+def _earlier_compaction(b: SessionBuilder, kind: str, command: bool) -> bool:
+    """On the scratch builder ``b``: a whole compaction of ``kind`` (``none`` adds nothing); ``False``
+    when the scene cannot hold it."""
+    if kind == "none":
+        return True
+    if not _compaction_started(b, command):
+        return False
+    if kind != "failed" and not (_summarisable(b) and _put(b, b.compaction_summary(*b.legal_ranges()[-1], commit=False))):
+        return False
+    return _put(b, b.compaction_end(None if kind == "summarised" else "the summary request failed", commit=False))
 
 
 def _summarisable(b: SessionBuilder) -> bool:

@@ -3,12 +3,13 @@
 Every valid event the harness builds is appended to the port and its state compared with the
 model's; invalid candidates (``append`` and ``seed`` mutations) must be refused and must leave the
 state, and the saved form when the port saves, unchanged; now and then the session is replaced by
-a seed (a child session inheriting its parent's history, or a fresh realistic one), which is saved
-and loaded back.
+a seed (a child session inheriting its parent's history, or a prefix of it cut anywhere, or a fresh
+realistic one), which is saved and loaded back.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from sessionlog_spec.model.session import EMPTY_SESSION, append_event
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent, realistic_session
-from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.agent.candidates import OPENINGS, Mutation, opened_scene
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
@@ -81,18 +82,33 @@ class SessionMachine(LiveSessionMachine):
                 break
         self.take_over(self.oracle.state)
 
-    @rule(source=st.sampled_from(["inherit", "inherit", "inherit", "fresh:1", "fresh:2", "fresh:3", "empty"]))
+    @rule(
+        source=st.sampled_from(
+            ["inherit", "inherit", "inherit", "prefix", "opened", "opened", "fresh:1", "fresh:2", "fresh:3", "empty"]
+        ),
+        cut=st.floats(0, 1),
+        what=st.sampled_from(OPENINGS),
+        rng=st.randoms(use_true_random=True),
+    )
     @step
-    def reseed(self, source: str) -> None:
+    def reseed(self, source: str, cut: float, what: str, rng: random.Random) -> None:
+        """``prefix`` seeds the log cut anywhere, ``opened`` the log with ``what`` left open at its end
+        (:func:`~sessionlog_spec.suite.agent.candidates.opened_scene`): the end-of-seed marker then
+        lands in the middle of whatever was under way, and the session goes on from there."""
         events: list[RawEvent]
         if source == "inherit":
             events = list(self.loop.log)
+        elif source == "prefix":
+            events = list(self.loop.log[: round(cut * len(self.loop.log))])
+        elif source == "opened":
+            events = opened_scene(self.loop.builder, what, rng) or list(self.loop.log)
         elif source.startswith("fresh"):
             turns = int(source.split(":")[1])
             events = realistic_session(turns, calls_per_step=turns - 1).events
         else:
             events = []
-        self.exchange_ok("seed", events=events)
+        if not isinstance(self.exchange("seed", events=events), Ok):
+            return  # a prefix the model refuses as a seed (the port must refuse it too) leaves the session
         self.take_over(self.oracle.state)
         if self.ctx.supports("jsonl"):
             # A seeded session is saved and loaded back: the child's stored form keeps its parent's
