@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+import killrate.run as runner
 from killrate.inprocess import probe_both, run_probe
 from killrate.mutants import BLIND, BY_NAME, CANARY, CATALOGUE, TUNED, Mutant
 from killrate.run import (
@@ -143,3 +145,20 @@ def test_every_suite_run_starts_from_an_empty_example_database(tmp_path: Path) -
     outcome = check(config, "append_placed_at_head", ["surface"], BY_NAME["append_placed_at_head"], "-run1")
     assert outcome.status == ERROR
     assert not database.exists() and not cases.exists()
+
+
+def test_the_unmutated_port_s_repeated_runs_are_spread_over_the_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each of its runs is its own job (with its own run id), and they merge into one outcome."""
+    calls: list[tuple[str, str]] = []
+
+    def fake_check(config: RunConfig, name: str, groups: Sequence[str], mutant: Mutant | None, run_id: str = "") -> Outcome:
+        calls.append((name, run_id))
+        status = PASSED if mutant is None else KILLED
+        return dataclasses.replace(_outcome(name, status), seconds=2.0, kills=0 if mutant is None else 1)
+
+    monkeypatch.setattr(runner, "check", fake_check)
+    monkeypatch.setattr(runner, "freeze_sources", lambda config: {})
+    result = runner.run(RunConfig(repeat=3, jobs=2, snapshot=False), [])
+    assert sorted(r for n, r in calls if n == "none") == ["-run1", "-run2", "-run3"]
+    assert (result.baseline.status, result.baseline.runs, result.baseline.seconds) == (PASSED, 3, 6.0)
+    assert result.verdict == "all-killed"
