@@ -3,8 +3,8 @@
 Every valid event the harness builds is appended to the port and its state compared with the
 model's; invalid candidates (``append`` and ``seed`` mutations) must be refused and must leave the
 state, and the saved form when the port saves, unchanged; now and then the session is replaced by
-a seed (a child session inheriting its parent's history, or a prefix of it cut anywhere, or a fresh
-realistic one), which is saved and loaded back.
+a seed (a child session inheriting its parent's history, a prefix of it cut anywhere, the session
+with something left open at its end, or a fresh realistic one), which is saved and loaded back.
 """
 
 from __future__ import annotations
