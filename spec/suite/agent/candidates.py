@@ -70,7 +70,7 @@ from sessionlog_spec.model.legacy import DELIVERY_MARKER, V0_INVENTORY, StoredLo
 from sessionlog_spec.model.legacy import upgrade_v0 as model_upgrade_v0
 from sessionlog_spec.model.load import load_session as model_load_session
 from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
-from sessionlog_spec.model.payloads import CURRENT_GENERATION, EVENT_PAYLOADS, payload_shape
+from sessionlog_spec.model.payloads import CURRENT_GENERATION, EVENT_PAYLOADS, payload_members, payload_shape
 from sessionlog_spec.model.relationships import TITLE_FRAME_PREFIX, TITLE_PLUGIN, human_text, title_frame
 from sessionlog_spec.model.session import TYPE_CODES, SessionState
 from sessionlog_spec.model.session import append_event as model_append_event
@@ -995,6 +995,38 @@ def turn_start_with_trigger(builder: SessionBuilder, rng: random.Random) -> obje
     return e
 
 
+TRACE_EXTRA_MEMBERS = ("trigger", "model", "provider", "startedAt", "id", "meta", "status")
+"""Members a harness might leave on a bracket, tool-call or chunk payload: a v0 leftover
+(``trigger``), what the step's request says (``model``, ``provider``), bookkeeping of its own."""
+
+
+@candidate(Code.TRACE_DATA_INVALID, "append")
+def trace_payload_extra_member(builder: SessionBuilder, rng: random.Random) -> object:
+    """A trace payload that is valid but for one member its type does not have, the type drawn
+    first among those that may come next (a bracket, a recorded call, a chunk)."""
+    b = _scratch(builder)
+    step, unstarted = _open_step(b), _unstarted_calls(b) if _open_step(b) is not None else []
+    makers: dict[str, Callable[[], RawEvent]] = {}
+    if _open_turn(b) is None:
+        makers["turn/start"] = lambda: b.turn_start(commit=False)
+    elif step is None:
+        makers["step/start"] = lambda: b.step_start(commit=False)
+        makers["turn/end"] = lambda: b.turn_end(commit=False)
+    else:
+        makers["step/end"] = lambda: b.step_end(commit=False)
+        makers["assistant/chunk"] = lambda: b.chunk(commit=False)
+        if unstarted:
+            makers["tool/call"] = lambda: b.tool_call(unstarted[0], commit=False)
+    type_ = rng.choice(sorted(makers))
+    e = makers[type_]()
+    if isinstance(model_append_event(b.state, e), Violation):
+        return None  # not even the valid form fits here (a compaction held open, a call unanswered)
+    members = payload_members(str(e["type"]), CURRENT_GENERATION)
+    name = rng.choice([m for m in TRACE_EXTRA_MEMBERS if m not in (*members.required, *members.optional)])
+    e["data"][name] = rng.choice(("user", 1, None, True, [], {}))
+    return _refused(b, "append", Code.TRACE_DATA_INVALID, e)
+
+
 @candidate(Code.TRACE_DATA_INVALID, "append")
 def tool_call_arguments_object(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``tool/call`` whose arguments were parsed into an object."""
@@ -1402,6 +1434,36 @@ def _header_line(builder: SessionBuilder, **changes: Any) -> str:
 def header_retired_member(builder: SessionBuilder, rng: random.Random) -> object:
     """A header line with the retired ``sandboxMode`` or ``approvalPolicy``."""
     return _header_line(builder, **rng.choice(({"sandboxMode": "workspace-write"}, {"approvalPolicy": "on-request"})))
+
+
+HEADER_LINE_FAULTS = ("unknown", "type", "id", "version", "count", "text", "origin")
+"""The kinds of header-line fault :func:`header_line_member_wrong` draws first: a member the
+format does not have, or one member of the wrong type or value."""
+
+
+@candidate(Code.JSONL_HEADER_INVALID, "load")
+def header_line_member_wrong(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header line with one member wrong, the kind of fault drawn first: a member the format does
+    not have (another writer's, a misspelt one), or a member of the wrong type or value."""
+    kind = rng.choice(HEADER_LINE_FAULTS)
+    change: dict[str, Any]
+    if kind == "unknown":
+        names = ("parentId", "sessionId", "created_at", "delegation_depth", "Cwd", "model", "title", f"x-{rng.randrange(100)}")
+        change = {rng.choice(names): rng.choice(("p-1", 1, None, True, [], {}))}
+    elif kind == "type":
+        change = {"type": rng.choice(("Session", "session ", "log", 1, None))}
+    elif kind == "id":
+        change = {"id": rng.choice((1, None, ["s"], {"id": "s"}))}
+    elif kind == "version":
+        change = {"version": rng.choice(("1", 1.5, -1, None, True))}
+    elif kind == "count":
+        key = rng.choice(("createdAt", "delegationDepth", "seedLength"))
+        change = {key: _not_natural(0 if key == "seedLength" else int(STORED_HEADER[key]), rng)}
+    elif kind == "text":
+        change = {rng.choice(("cwd", "parentSession", "agentPreset")): rng.choice((1, None, True, [], {}))}
+    else:
+        change = {"origin": rng.choice(("Subagent", "user", "", 1, None))}
+    return _refused(builder, "load", Code.JSONL_HEADER_INVALID, _header_line(builder, **change))
 
 
 @candidate(Code.JSONL_HEADER_INVALID, "load")
