@@ -113,8 +113,10 @@ class ShrinkBudget:
         )
 
 
-_SLOW_SHRINK = "working to shrink"
-"""A fragment of the warning Hypothesis prints when it gives up shrinking at its deadline."""
+_SLOW_SHRINK = ("working to shrink", "took too long to shrink")
+"""Fragments of what Hypothesis prints when it gives up shrinking at its deadline: a warning to its
+own developers, then advice to add ``@seed`` to the test; a suite user replays the counterexample
+file instead."""
 
 
 @contextlib.contextmanager
@@ -128,7 +130,7 @@ def shrink_budget(budget: ShrinkBudget) -> Iterator[None]:
     outer = reporting.current_reporter()
 
     def reporter(value: object) -> None:
-        if isinstance(value, str) and _SLOW_SHRINK in value:
+        if isinstance(value, str) and any(fragment in value for fragment in _SLOW_SHRINK):
             budget.exhausted = True
         else:
             outer(value)
