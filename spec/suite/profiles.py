@@ -41,7 +41,7 @@ class Profile:
     """Whether to spend time hill-climbing towards examples that exercise more invariants."""
     shrink_seconds: int = 120
     """How long Hypothesis may spend shrinking one failure (its own default is 300 s); the
-    transcript minimiser then has half as long again.  ``ci`` takes 10 s, so a broken port hears of
+    transcript minimiser then has half that time.  ``ci`` takes 10 s, so a broken port hears of
     it within about a quarter of a minute (the minimiser, which drops whole requests, does most of
     the cutting of a long transcript); what was not shrunk by then is said on the counterexample,
     and ``nightly`` (or ``--shrink-seconds``) shrinks for longer."""
@@ -55,8 +55,8 @@ PROFILES: dict[str, Profile] = {
     "nightly": Profile(
         "nightly",
         # Each example now sweeps every variant of a code's candidates and reads whole stored logs
-        # for them, about five times a ci example of 2026-12-03; this budget keeps the night's run
-        # within twenty minutes on two cores (docs/benchmarks.md).
+        # for them, about five times a ci example of 2026-12-03; this budget is an estimate of what
+        # fits in twenty minutes on two cores, not yet measured (docs/strength.md).
         max_examples=250,
         step_count=80,
         require_full_coverage=True,

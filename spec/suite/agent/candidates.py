@@ -928,8 +928,8 @@ def _answered_call(b: SessionBuilder, rng: random.Random) -> int | None:
     results = _tool_results(b) if _open_turn(b) is not None else []
     if results and rng.random() < 0.5:
         return rng.choice(results)
-    call = _asked_call(b)
-    if call is None or not _put(b, b.tool_call(call, commit=False)):
+    call = _started_call(b)
+    if call is None:
         return None
     result = b.tool_result(call, commit=False)
     if rng.random() < 0.5:
@@ -1005,7 +1005,8 @@ def trace_payload_extra_member(builder: SessionBuilder, rng: random.Random) -> o
     """A trace payload that is valid but for one member its type does not have, the type drawn
     first among those that may come next (a bracket, a recorded call, a chunk)."""
     b = _scratch(builder)
-    step, unstarted = _open_step(b), _unstarted_calls(b) if _open_step(b) is not None else []
+    step = _open_step(b)
+    unstarted = _unstarted_calls(b) if step is not None else []
     makers: dict[str, Callable[[], RawEvent]] = {}
     if _open_turn(b) is None:
         makers["turn/start"] = lambda: b.turn_start(commit=False)
@@ -1749,6 +1750,12 @@ def _asked_call(b: SessionBuilder) -> str | None:
     return call if _put(b, b.assistant_message("Let me read the parser.", [call], commit=False)) else None
 
 
+def _started_call(b: SessionBuilder) -> str | None:
+    """On the scratch builder ``b``: a call asked for (see :func:`_asked_call`) and started; its id."""
+    call = _asked_call(b)
+    return call if call is not None and _put(b, b.tool_call(call, commit=False)) else None
+
+
 OPENINGS = ("compaction", "crossed-compaction", "turn", "step", "asked-call", "started-call", "sub-call", "command")
 """What a valid seed may leave open at its end (:func:`opened_scene`)."""
 
@@ -1766,7 +1773,7 @@ def opened_scene(builder: SessionBuilder, what: str, rng: random.Random) -> list
         "turn": lambda: _enter_turn(b),
         "step": lambda: _enter_step(b),
         "asked-call": lambda: _asked_call(b) is not None,
-        "started-call": lambda: (call := _asked_call(b)) is not None and _put(b, b.tool_call(call, commit=False)),
+        "started-call": lambda: _started_call(b) is not None,
         "sub-call": lambda: _ptc_started(b) is not None,
         "command": lambda: _put(b, _command_run(b, f"cmd-{b.next_seq}")),
     }[what]()
@@ -2542,8 +2549,8 @@ def seed_dispatch_moves_root(builder: SessionBuilder, rng: random.Random) -> obj
 
 def _ptc_started(b: SessionBuilder) -> tuple[str, str] | None:
     """On the scratch builder ``b``: a started tool call with one dispatched sub-call; (root, sub)."""
-    call = _asked_call(b)
-    if call is None or not _put(b, b.tool_call(call, commit=False)):
+    call = _started_call(b)
+    if call is None:
         return None
     sub = f"sub-{b.next_seq}"
     return (call, sub) if _put(b, _dispatch(b, call, call, sub, False)) else None
