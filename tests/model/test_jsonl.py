@@ -339,7 +339,7 @@ def test_inv_jsonl_3_a_stray_line_after_the_last_turn_end_is_dropped(what: str) 
 
 
 def test_inv_jsonl_5_seq_gap_before_a_turn_end_refuses_the_log_naming_the_line() -> None:
-    """The event on line 3 should have seq 1, and it is the turn/end itself."""
+    """INV-JSONL-5: The event on line 3 should have seq 1, and it is the turn/end itself."""
     result = load_session(text(TURN[0], {**TURN[1], "seq": 2}))
     assert isinstance(result, Violation) and result.code is Code.SEQ_NOT_CONTIGUOUS
     assert result.message.startswith("line 3:")

@@ -120,7 +120,7 @@ def test_inv_rel_2_an_answered_id_may_be_asked_again() -> None:
 
 
 def test_inv_rel_3_an_appended_result_answers_a_pending_advertised_call() -> None:
-    """A result in the exact repair form (which the trace lets through) for a call nobody asked for."""
+    """INV-REL-3: A result in the exact repair form (which the trace lets through) for a call nobody asked for."""
     b = LogBuilder()
     assert FAULTS["repair_unadvertised"](b, random.Random(0)) is Code.TOOL_RESULT_UNADVERTISED
     assert code_of(b) is Code.TOOL_RESULT_UNADVERTISED
@@ -137,6 +137,10 @@ def test_inv_rel_3_an_appended_result_answers_a_pending_advertised_call() -> Non
     ],
 )
 def test_inv_rel_4_a_call_that_never_started_is_answered_only_by_the_exact_repair(change: dict[str, Any]) -> None:
+    """INV-REL-4: A call that was advertised but never started (no `tool/call`) is answered only by
+    the exact crash-repair result: error `{name: "ToolNotStartedError", code: "TOOL_NOT_STARTED"}`,
+    no `sourceEventSeqs`, message id `interrupted-tool-result-<callId>-<seq>`, one `isError: true`
+    tool-result block holding exactly the repair's text."""
     b = LogBuilder()
     in_step(b)
     b.assistant([Call("c1", "read", "{}")])
@@ -186,6 +190,8 @@ def test_inv_rel_6_compactions_do_not_overlap() -> None:
 
 @pytest.mark.parametrize("fault", ["compaction_null_in_turn", "compaction_turn_between_turns", "compaction_end_turn"])
 def test_inv_rel_7_a_compaction_acts_in_its_owner_turn(fault: str) -> None:
+    """INV-REL-7: A compaction starts, summarises and ends inside its owner turn (`turn: null`:
+    between turns), and its `compaction/end` names the same owner turn as its start."""
     b = LogBuilder()
     FAULTS[fault](b, random.Random(0))
     assert code_of(b) is Code.COMPACTION_TURN_MISMATCH
@@ -202,12 +208,16 @@ def test_inv_rel_7_a_standalone_compaction_runs_between_turns() -> None:
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("fault", ["summary_unowned", "summary_command", "end_unowned", "checkpoint_unowned"])
 def test_inv_rel_8_summary_end_and_checkpoint_name_the_open_compaction(fault: str, seed: int) -> None:
+    """INV-REL-8: `compaction/summary`, `compaction/end` and a compaction checkpoint (a replacing
+    `user/message` whose source is plugin `compact`) name the open compaction by `compactionId` and
+    the same `sourceCommandId` (both absent or equal)."""
     b = LogBuilder()
     FAULTS[fault](b, random.Random(seed))
     assert code_of(b) is Code.COMPACTION_NOT_OWNED
 
 
 def test_inv_rel_9_a_compaction_has_at_most_one_summary() -> None:
+    """INV-REL-9: A compaction has at most one `compaction/summary`."""
     b = LogBuilder()
     FAULTS["summary_twice"](b, random.Random(0))
     assert code_of(b) is Code.COMPACTION_SUMMARY_REPEATED
@@ -300,6 +310,8 @@ def test_inv_rel_12_a_span_follows_surface_order_not_seq_order() -> None:
 
 @pytest.mark.parametrize("fault", ["retry_step", "retry_outside_turn", "retry_after_step"])
 def test_inv_rel_13_a_retry_names_the_current_turn_and_step(fault: str) -> None:
+    """INV-REL-13: An `llm/retry` names the open turn and its open step or, when no step is open,
+    the step that ended last in that turn."""
     b = LogBuilder()
     FAULTS[fault](b, random.Random(0))
     assert code_of(b) is Code.RETRY_OUTSIDE_STEP
@@ -316,6 +328,8 @@ def test_inv_rel_13_a_retry_may_follow_the_end_of_its_step() -> None:
 
 
 def test_inv_rel_14_a_retry_uses_the_provider_of_the_latest_request_header() -> None:
+    """INV-REL-14: An `llm/retry` names the provider of the latest `request/header` (in any earlier
+    step or turn)."""
     b = LogBuilder()
     FAULTS["retry_provider"](b, random.Random(0))
     assert code_of(b) is Code.RETRY_PROVIDER_MISMATCH
@@ -340,6 +354,8 @@ def test_inv_rel_14_the_provider_stays_in_force_across_steps_and_turns() -> None
 
 @pytest.mark.parametrize("seed", range(4))
 def test_inv_rel_15_a_retry_is_the_next_attempt_of_its_policy_chain(seed: int) -> None:
+    """INV-REL-15: An `llm/retry` is attempt 1 of a new policy chain (same turn, step, provider and
+    `policyKey`) or the previous attempt of its chain plus one."""
     b = LogBuilder()
     FAULTS["retry_number"](b, random.Random(seed))
     assert code_of(b) is Code.RETRY_NUMBER_INVALID
@@ -347,6 +363,7 @@ def test_inv_rel_15_a_retry_is_the_next_attempt_of_its_policy_chain(seed: int) -
 
 @pytest.mark.parametrize("seed", range(4))
 def test_inv_rel_16_one_retry_id_per_policy_chain(seed: int) -> None:
+    """INV-REL-16: All attempts of a policy chain share one `retryId`, and no other chain uses it."""
     b = LogBuilder()
     FAULTS["retry_id"](b, random.Random(seed))
     assert code_of(b) is Code.RETRY_ID_INVALID
@@ -366,12 +383,15 @@ def test_inv_rel_16_chains_of_other_policies_run_side_by_side() -> None:
     ("fault", "code"), [("retry_started_unpaired", Code.RETRY_START_UNPAIRED), ("retry_started_step", Code.RETRY_START_MISMATCH)]
 )
 def test_inv_rel_17_a_started_attempt_was_scheduled_for_its_turn_and_step(fault: str, code: Code) -> None:
+    """INV-REL-17: An `llm/retry-started` starts an attempt (`retryId`, `retry`) that an earlier
+    `llm/retry` scheduled, naming the same turn and step."""
     b = LogBuilder()
     FAULTS[fault](b, random.Random(1))
     assert code_of(b) is code
 
 
 def test_inv_rel_18_an_attempt_starts_once() -> None:
+    """INV-REL-18: A scheduled attempt starts at most once."""
     b = LogBuilder()
     FAULTS["retry_started_twice"](b, random.Random(0))
     assert code_of(b) is Code.RETRY_START_REPEATED
@@ -381,6 +401,7 @@ def test_inv_rel_18_an_attempt_starts_once() -> None:
 
 
 def test_inv_rel_19_dispatches_run_inside_a_turn() -> None:
+    """INV-REL-19: `tool/code-dispatch-start` and `tool/code-dispatch` occur inside an open turn."""
     b = LogBuilder()
     FAULTS["ptc_outside_turn"](b, random.Random(0))
     assert code_of(b) is Code.PTC_OUTSIDE_TURN
@@ -389,12 +410,15 @@ def test_inv_rel_19_dispatches_run_inside_a_turn() -> None:
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("fault", ["ptc_parent", "ptc_root"])
 def test_inv_rel_20_a_dispatch_hangs_under_its_one_root(fault: str, seed: int) -> None:
+    """INV-REL-20: A PTC `subCallId` keeps the `rootCallId` it was first seen with, and its
+    `parentCallId` is the root or a sub-call already seen under that root."""
     b = LogBuilder()
     FAULTS[fault](b, random.Random(seed))
     assert code_of(b) is Code.PTC_ANCESTRY_INVALID
 
 
 def test_inv_rel_21_a_sub_call_starts_once() -> None:
+    """INV-REL-21: A PTC `subCallId` is started once."""
     b = LogBuilder()
     FAULTS["ptc_start_twice"](b, random.Random(0))
     assert code_of(b) is Code.PTC_START_REPEATED
@@ -411,7 +435,7 @@ def test_inv_rel_22_a_dispatch_settles_once_as_started(fault: str, code: Code, s
 
 
 def test_inv_rel_22_arguments_compare_as_json() -> None:
-    """Key order and ``1`` / ``1.0`` do not matter; a nested call settles under its parent."""
+    """INV-REL-22: Key order and ``1`` / ``1.0`` do not matter; a nested call settles under its parent."""
     b = LogBuilder()
     in_step(b)
     b.ptc(False, "root", "root", "child", arguments={"a": 1, "b": [True, None]})
@@ -425,12 +449,14 @@ def test_inv_rel_22_arguments_compare_as_json() -> None:
 
 
 def test_inv_rel_23_a_command_id_names_one_run() -> None:
+    """INV-REL-23: A `command/run` uses a `commandId` no earlier run used."""
     b = LogBuilder()
     FAULTS["command_run_twice"](b, random.Random(0))
     assert code_of(b) is Code.COMMAND_RUN_REPEATED
 
 
 def test_inv_rel_24_a_command_finishes_after_its_run() -> None:
+    """INV-REL-24: A `command/done` follows the `command/run` of its `commandId`."""
     b = LogBuilder()
     FAULTS["command_done_unpaired"](b, random.Random(0))
     assert code_of(b) is Code.COMMAND_DONE_UNPAIRED
@@ -438,6 +464,8 @@ def test_inv_rel_24_a_command_finishes_after_its_run() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_inv_rel_25_only_a_success_cites_its_event_and_never_a_command_event(seed: int) -> None:
+    """INV-REL-25: A `command/done` carries `sourceEventSeq` only when its `kind` is `success`, and
+    never citing a `command/run` or `command/done`."""
     b = LogBuilder()
     FAULTS["command_done_source"](b, random.Random(seed))
     assert code_of(b) is Code.COMMAND_DONE_SOURCE_INVALID
@@ -456,6 +484,7 @@ def test_inv_rel_25_a_success_cites_what_it_produced() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_inv_rel_26_a_user_title_cites_nothing_and_any_other_cites_messages(seed: int) -> None:
+    """INV-REL-26: A `session/title` has empty `messageSeqs` exactly when its source kind is `user`."""
     b = LogBuilder()
     FAULTS["title_cardinality"](b, random.Random(seed))
     assert code_of(b) is Code.TITLE_SEQS_CARDINALITY
@@ -463,6 +492,8 @@ def test_inv_rel_26_a_user_title_cites_nothing_and_any_other_cites_messages(seed
 
 @pytest.mark.parametrize("seed", range(6))
 def test_inv_rel_27_titles_cite_human_user_messages(seed: int) -> None:
+    """INV-REL-27: Every seq in the `messageSeqs` of a `session/title` or `session/title-llm-request`
+    is a `user/message` whose source kind is `user`."""
     b = LogBuilder()
     FAULTS["title_not_human"](b, random.Random(seed))
     assert code_of(b) is Code.TITLE_SOURCE_NOT_HUMAN
