@@ -30,6 +30,7 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "fold_headers": ("INV-HDR-6", "INV-HDR-7", "INV-HDR-8"),
     "request_with_bad_header": ("INV-HDR-1", "INV-HDR-2"),
     "request_with_other_tools": ("INV-HDR-7", "INV-HDR-10"),
+    "request_after_drift_undone": (),  # tagged from the facts asked about, as a request is
     "request_with_same_header": (),  # tagged from the facts asked about, as a request is
     # repair
     "repair_crash_prefix": ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4"),
@@ -42,10 +43,12 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "crash_no_final_newline": ("INV-JSONL-3", "INV-JSONL-8", "INV-REPAIR-5"),
     "crash_load_reload": ("INV-JSONL-8", "INV-REPAIR-5"),
     "crash_duplicate_last_line": ("INV-JSONL-3", "INV-JSONL-5", "INV-LOG-11"),
+    "crash_duplicate_line": ("INV-JSONL-3", "INV-JSONL-5", "INV-LOG-11"),
     "crash_damage_middle_line": ("INV-JSONL-3", "INV-JSONL-4", "INV-LOG-11"),
     "crash_lose_line": ("INV-JSONL-3", "INV-JSONL-5", "INV-LOG-11"),
     "crash_stray_line": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-5", "INV-LOG-11"),
     "crash_faulty_last_row": ("INV-JSONL-3", "INV-JSONL-9"),
+    "crash_faulty_row": ("INV-JSONL-3", "INV-JSONL-9", "INV-LOG-11"),
     "load_layout": ("INV-JSONL-2", "INV-JSONL-4", "INV-JSONL-9", "INV-JSONL-10"),
     "read_saved": ("INV-JSONL-2",),
     "read_packed": ("INV-JSONL-2", "INV-JSONL-9"),
@@ -54,10 +57,12 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "read_crash_cut": ("INV-JSONL-3", "INV-JSONL-4"),
     "read_crash_no_final_newline": ("INV-JSONL-3",),
     "read_crash_duplicate_last_line": ("INV-JSONL-3", "INV-JSONL-5"),
+    "read_crash_duplicate_line": ("INV-JSONL-3", "INV-JSONL-5"),
     "read_crash_damage_middle_line": ("INV-JSONL-3", "INV-JSONL-4"),
     "read_crash_lose_line": ("INV-JSONL-3", "INV-JSONL-5"),
     "read_crash_stray_line": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-5"),
     "read_crash_faulty_last_row": ("INV-JSONL-3", "INV-JSONL-9"),
+    "read_crash_faulty_row": ("INV-JSONL-3", "INV-JSONL-9"),
     "read_other_version": ("INV-JSONL-7",),
     "begin_session": ("INV-JSONL-1",),
     "load_other_version": ("INV-JSONL-7",),

@@ -206,6 +206,24 @@ def seeded_child() -> SessionBuilder:
     return SessionBuilder(state)
 
 
+def compaction_running() -> SessionBuilder:
+    """Between turns, a compaction a ``/compact`` command started, not yet summarised."""
+    b = realistic_session(turns=1)
+    b.event("command/run", {"commandId": "cmd-compact", "name": "compact", "source": {"kind": "user"}})
+    b.compaction_start("cmd-compact")
+    return b
+
+
+def compaction_summarised() -> SessionBuilder:
+    """Turn 2 open and a compaction it owns summarised, not yet ended."""
+    b = realistic_session(turns=1)
+    b.turn_start()
+    b.user_message("Next request")
+    b.compaction_start()
+    b.compaction_summary(*b.legal_ranges()[-1])
+    return b
+
+
 BUILDER_STATES = {
     "fresh": fresh,
     "realistic": realistic,
@@ -213,4 +231,6 @@ BUILDER_STATES = {
     "between_steps": between_steps,
     "after_compaction": after_compaction,
     "seeded_child": seeded_child,
+    "compaction_running": compaction_running,
+    "compaction_summarised": compaction_summarised,
 }

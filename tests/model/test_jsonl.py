@@ -20,7 +20,7 @@ from sessionlog_spec.model.jsonl import _DECODER, DecodedLog, _parse_nested, dec
 from sessionlog_spec.model.load import LoadedSession, save_session
 from sessionlog_spec.model.relationships import SessionIdentity
 from sessionlog_spec.model.violation import Code, Violation
-from sessionlog_spec.suite.agent.crashes import STRAY_LINES, insert_stray_line
+from sessionlog_spec.suite.agent.crashes import STRAY_LINES, duplicate_line, insert_stray_line
 
 HEADER: dict[str, Any] = {"type": "session", "version": 1, "id": "s-1", "createdAt": 0, "delegationDepth": 0}
 
@@ -348,6 +348,17 @@ def test_inv_jsonl_5_seq_gap_before_a_turn_end_refuses_the_log_naming_the_line()
 def test_inv_jsonl_5_duplicated_row_before_a_turn_end_refuses_the_log() -> None:
     """A row written twice repeats its seq; the turn/end after it proves the region committed."""
     assert code_of(load_session(text(TURN[0], TURN[0], {**TURN[1], "seq": 1}))) is Code.SEQ_NOT_CONTIGUOUS
+
+
+@pytest.mark.parametrize("at", [1, 2])
+def test_inv_jsonl_5_a_row_duplicated_anywhere_before_the_last_refuses_the_log_naming_the_copy(at: int) -> None:
+    """The copy repeats its seq and the lines after it prove it committed, wherever it stands."""
+    log = [TURN[0], ev("session/title", 1, title_data("t")), {**TURN[1], "seq": 2}]
+    damaged = duplicate_line(text(*log), at)
+    assert damaged.count(line(log[at - 1])) == 2
+    result = load_session(damaged)
+    assert isinstance(result, Violation) and result.code is Code.SEQ_NOT_CONTIGUOUS
+    assert result.message.startswith(f"line {at + 2}:")
 
 
 def test_inv_jsonl_5_duplicated_last_row_is_dropped() -> None:

@@ -671,12 +671,17 @@ def note_event(builder: SessionBuilder, type_: str, variant: int) -> RawEvent:
         if event is not None:
             return event
     elif type_ == "llm/retry":
-        if trace.open_step is not None and builder.request_provider() is not None:
+        # A retry belongs to the open step, or between steps to the step that ended last.
+        current = trace.open_step is not None or (trace.open_turn is not None and builder.state.relations.ended_steps > 0)
+        if current and builder.request_provider() is not None:
             return builder.retry(("transient", "transient", "transient", "rate-limit", "rate-limit")[variant], commit=False)
     elif type_ == "session/title":
         data = _title(builder, variant)
     elif type_ == "session/title-llm-request":
-        humans = builder.human_message_seqs()[: 1 + variant % 3]
+        # The earliest or the latest of the user's messages: a session's first prompt is often
+        # plain ASCII, and what a frame must keep verbatim (non-ASCII, separators) comes later.
+        count, humans = 1 + variant % 3, builder.human_message_seqs()
+        humans = humans[-count:] if variant % 2 else humans[:count]
         cited = [(seq, human_text(builder.state.events[seq])) for seq in humans]
         data = title_request_data(builder, humans, title_frame(cited)) if humans else None
     elif type_ == "approval/asked":

@@ -262,17 +262,19 @@ class SessionBuilder:
         return self.event("compaction/end", data, commit)
 
     def retry(self, policy_key: str = "transient", commit: bool = True) -> RawEvent:
-        """An ``llm/retry`` of the open step's request: the next attempt of its chain for ``policy_key``,
-        against the provider of the latest request header (both must exist)."""
+        """An ``llm/retry`` of the current step's request (the open step's, or between steps the one
+        that ended last): the next attempt of its chain for ``policy_key``, against the provider of
+        the latest request header (a turn and that header must exist)."""
         trace = self.state.trace
         provider = self.request_provider()
-        assert trace.open_turn is not None and trace.open_step is not None and provider is not None
+        step = trace.open_step if trace.open_step is not None else self.state.relations.ended_steps
+        assert trace.open_turn is not None and provider is not None
         prior = None
         for event in reversed(self.state.events):
             if event.type == "llm/retry":
                 data = self._data_of(event.seq)
                 chain = (data.get("turn"), data.get("step"), data.get("provider"), data.get("policyKey"))
-                if chain == (trace.open_turn, trace.open_step, provider, policy_key):
+                if chain == (trace.open_turn, step, provider, policy_key):
                     prior = data
                     break
         attempt = 1 if prior is None else int(prior["retry"]) + 1
@@ -283,7 +285,7 @@ class SessionBuilder:
             if rate_limited
             else {"message": "The server is overloaded.", "code": "PROVIDER_OVERLOADED", "status": 503}
         )
-        data = {"retryId": retry_id, "turn": trace.open_turn, "step": trace.open_step, "provider": provider}
+        data = {"retryId": retry_id, "turn": trace.open_turn, "step": step, "provider": provider}
         # A rate limit is retried for as long as it lasts; anything else gives up after five attempts.
         mode = "always" if rate_limited or attempt > 5 else "normal"
         data.update(mode=mode, policyKey=policy_key, retry=attempt)

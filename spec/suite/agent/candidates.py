@@ -428,11 +428,19 @@ def seed_window(builder: SessionBuilder, rng: random.Random) -> object:
 
 def _committed_damage(builder: SessionBuilder, rng: random.Random, damage: Callable[[list[str], int], None]) -> object:
     """The builder's stored log with ``damage(lines, index)`` done to an event row that a later
-    ``turn/end`` proves committed (``None`` when the log has no ``turn/end``)."""
+    ``turn/end`` proves committed.  A log with no ``turn/end`` yet is taken on until it has one (its
+    open turn ended, or a turn started and ended): a session's first turn is long, and damage in
+    committed history is a rule of every log, not only of one past its first turn."""
     lines = _jsonl_lines(builder)
     ends = [i for i, line in enumerate(lines) if i > 1 and '"type":"turn/end"' in line]
     if not ends:
-        return None
+        b = _scratch(builder)
+        if not (_enter_turn(b) and _leave_turn(b) and b.state.trace.last_turn > 0):
+            return None
+        lines = _jsonl_lines(b)
+        ends = [i for i, line in enumerate(lines) if i > 1 and '"type":"turn/end"' in line]
+        if not ends:
+            return None
     damage(lines, rng.randrange(1, ends[-1]))
     return _text(lines)
 
@@ -2039,20 +2047,54 @@ def _summarisable(b: SessionBuilder) -> bool:
     return bool(b.legal_ranges()) or (_put(b, b.user_message("Keep going.", commit=False)) and bool(b.legal_ranges()))
 
 
+COMPACTION_STAGES = ("started", "summarised", "checkpointed")
+"""How far the open compaction has got when a rule about it is put to the test: a lock or an owner
+check a port drops after the summary or the checkpoint holds at every stage until the end."""
+
+
+def _compaction_at(b: SessionBuilder, stage: str) -> bool:
+    """On the scratch builder ``b``, whose compaction is open: take it on to ``stage``
+    (:data:`COMPACTION_STAGES`); ``False`` when it is past it or the scene cannot hold it."""
+    open_ = b.open_compaction()
+    if open_ is None or (open_.summarized and stage == "started"):
+        return False
+    summarised = stage == "started" or open_.summarized
+    if not (summarised or (_summarisable(b) and _put(b, b.compaction_summary(*b.legal_ranges()[-1], commit=False)))):
+        return False
+    if stage == "checkpointed":
+        ranges = b.legal_ranges()
+        return bool(ranges) and _put(b, _checkpoint(b, *ranges[-1]))
+    return True
+
+
+@candidate(Code.COMPACTION_OVERLAP, "append")
+def second_compaction_start(builder: SessionBuilder, rng: random.Random) -> object:
+    """A second compaction started (a repeated ``/compact``) while the session's compaction runs,
+    whether or not it has its summary yet."""
+    b = _scratch(builder)
+    open_ = b.state.relations.compaction
+    return b.compaction_start(commit=False) if open_ is not None and open_.crossed_at is None else None
+
+
 @candidate(Code.COMPACTION_OVERLAP, "seed")
 def seed_second_compaction_start(builder: SessionBuilder, rng: random.Random) -> object:
-    """A seed in which a second compaction starts (a repeated ``/compact``) while the first still runs."""
+    """A seed in which a second compaction starts (a repeated ``/compact``) while the first still
+    runs: just started, summarised, or checkpointed."""
+    stage = rng.choice(COMPACTION_STAGES)
     b = _scratch(builder)
-    if not _compaction_opened(b, rng, command=rng.random() < 0.5):
+    if not _compaction_opened(b, rng, command=rng.random() < 0.5) or not _compaction_at(b, stage):
         return None
     return _seed_with(b, b.compaction_start(commit=False))
 
 
 @candidate(Code.COMPACTION_OVERLAP, "load")
 def jsonl_second_compaction_start(builder: SessionBuilder, rng: random.Random) -> object:
-    """A stored log in which a second compaction starts while the first still runs."""
+    """A stored log in which a second compaction starts while the first still runs (at any stage)."""
+    stage = rng.choice(COMPACTION_STAGES)
     b = _scratch(builder)
-    return _stored_with(b, b.compaction_start(commit=False)) if _compaction_opened(b, rng) else None
+    if not _compaction_opened(b, rng) or not _compaction_at(b, stage):
+        return None
+    return _stored_with(b, b.compaction_start(commit=False))
 
 
 @candidate(Code.COMPACTION_TURN_MISMATCH, "append")
@@ -2168,6 +2210,31 @@ def seed_compaction_step_of_another(builder: SessionBuilder, rng: random.Random)
             names = fault["data"]
     _misowned(names, b, how)
     return _seed_with(b, fault)
+
+
+@candidate(Code.COMPACTION_NOT_OWNED, "append")
+def compaction_step_of_another(builder: SessionBuilder, rng: random.Random) -> object:
+    """The session's open compaction's next step (its summary, else a checkpoint or its end) naming
+    another compaction: another id, or not the command that started it, or a command that did not."""
+    how = rng.choice(MISOWNINGS)
+    b = _scratch(builder)
+    open_ = b.state.relations.compaction
+    if open_ is None or open_.crossed_at is not None:
+        return None
+    ranges = b.legal_ranges()
+    if not open_.summarized:
+        if not ranges:
+            return None
+        fault = b.compaction_summary(*ranges[-1], commit=False)
+        names = fault["data"]
+    elif ranges and rng.random() < 0.5:
+        fault = _checkpoint(b, *ranges[-1])
+        names = fault["data"]["source"]
+    else:
+        fault = b.compaction_end(commit=False)
+        names = fault["data"]
+    _misowned(names, b, how)
+    return fault
 
 
 @candidate(Code.COMPACTION_SUMMARY_REPEATED, "seed")

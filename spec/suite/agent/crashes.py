@@ -14,9 +14,9 @@ from sessionlog_spec.model.jsonl import encode_line
 CORRUPTIONS = ("truncated", "garbage-byte", "crlf", "byte-order-mark", "not-an-object", "blank")
 """Ways a complete line in the middle of a log can be damaged."""
 STRAY_LINES = ("blank", "torn-write", "garbage")
+"""Complete lines that are no event, as a second writer or an editor leaves them between events."""
 FAULTY_ROWS = ("gaps-short", "member-not-string", "seq0-negative", "unexpected-member", "turn-fraction", "time0-string")
 """Ways a packed chunk row can be JSON, an object, and still no row: one member of it wrong."""
-"""Complete lines that are no event, as a second writer or an editor leaves them between events."""
 
 
 def lines_of(text: str) -> list[str]:
@@ -34,10 +34,20 @@ def drop_final_newline(text: str) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
+def duplicate_line(text: str, index: int) -> str:
+    """Line ``index`` (1 is the first event line) written twice in a row, the rest intact: a write
+    retried after a lost acknowledgement.  At the last line nothing later proves the copy
+    committed; anywhere else the lines after it do."""
+    lines = lines_of(text)
+    if len(lines) < 2:
+        return text
+    index = 1 + (index - 1) % (len(lines) - 1)
+    return "".join(f"{entry}\n" for entry in [*lines[: index + 1], lines[index], *lines[index + 1 :]])
+
+
 def duplicate_last_line(text: str) -> str:
     """The last line written twice (a retried write after a lost acknowledgement)."""
-    lines = lines_of(text)
-    return text + lines[-1] + "\n" if lines else text
+    return duplicate_line(text, len(lines_of(text)) - 1)
 
 
 def damage_line(text: str, index: int, how: str) -> str:
@@ -105,11 +115,22 @@ def faulty_packed_row(seq0: int, time0: int, how: str, members: int = 3, row_typ
     return encode_line(row)
 
 
+def insert_faulty_row(text: str, index: int, how: str) -> str:
+    """A faulty packed row inserted as line ``index`` (1 is before the first event; at the end of
+    the log when ``index`` is past it), starting at the seq the line it precedes would hold: a
+    writer that packed a run wrong and went on writing (or died, at the end)."""
+    lines = lines_of(text)
+    if not lines:
+        return text
+    index = min(max(index, 1), len(lines))
+    row = faulty_packed_row(index - 1, 0, how)
+    return "".join(f"{entry}\n" for entry in [*lines[:index], row, *lines[index:]])
+
+
 def append_faulty_row(text: str, how: str) -> str:
     """The log followed by a faulty packed row where the next events would be (a writer that packed
     a run wrong and died): nothing later proves it committed."""
-    lines = lines_of(text)
-    return text + faulty_packed_row(max(0, len(lines) - 1), 0, how) + "\n" if lines else text
+    return insert_faulty_row(text, len(lines_of(text)), how)
 
 
 def drop_line(text: str, index: int) -> str:

@@ -13,6 +13,7 @@ decides what a built event means for its group by implementing :meth:`AgentMachi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -110,6 +111,16 @@ PLACES = (
             Code.STEP_END_MISMATCH, Code.EVENT_OUTSIDE_STEP,
         }),
     ),
+    Place(
+        "a call the open step asked for is not yet started",
+        lambda loop: bool(open_calls(loop.builder)[0]),
+        frozenset({Code.TOOL_CALL_NOT_ADVERTISED, Code.TOOL_CALL_ID_REPEATED}),
+    ),
+    Place(
+        "a compaction is open",
+        lambda loop: loop.state.relations.compaction is not None,
+        frozenset({Code.COMPACTION_OVERLAP, Code.COMPACTION_NOT_OWNED, Code.COMPACTION_SUMMARY_REPEATED}),
+    ),
 )
 """Where ``fault_in_place`` submits every candidate of the place's codes (see there why)."""
 
@@ -131,6 +142,8 @@ class AgentMachine(ConformanceMachine):
     """The invalid candidates this machine slips in."""
     unknown_types = True
     """Whether the harness writes ignorable events of unknown types."""
+    swept_codes = 1
+    """How many codes an example's sweep covers (the first that have a candidate where it stands)."""
 
     def __init__(self, context: MachineContext) -> None:
         super().__init__(context)
@@ -308,8 +321,17 @@ class AgentMachine(ConformanceMachine):
     @rule(rng=st.randoms(use_true_random=True))
     @step
     def inject(self, rng: random.Random) -> None:
+        # Half the time the codes of candidates written for this machine's own paths go first: a
+        # machine whose paths also receive every append candidate lifted onto them (a v0 log through
+        # the edge, a stored log) otherwise met its own rules once in dozens of codes.
         keyed = self.keyed(rng)
-        self.inject_some(keyed, keyed.randint(2, 6))
+        first = self.written_codes if keyed.random() < 0.5 else frozenset()
+        self.inject_some(keyed, keyed.randint(2, 6), first)
+
+    @functools.cached_property
+    def written_codes(self) -> frozenset[Code]:
+        """The codes of the candidates written for this machine's paths (not lifted onto them)."""
+        return frozenset(m.code for m in self.injections if m.lifted_from is None)
 
     def inject_some(self, rng: random.Random, wanted: int, first: frozenset[Code] = frozenset()) -> None:
         """Submit one candidate each from the first ``wanted`` codes the session's state allows.
@@ -381,8 +403,9 @@ class AgentMachine(ConformanceMachine):
         keyed = self.keyed(rng)
         codes = sorted({m.code.value for m in self.injections})
         keyed.shuffle(codes)
+        left = self.swept_codes
         for code in codes:
-            # The first code with a candidate here: most need a state the session is not in.
+            # The first codes with a candidate here: most need a state the session is not in.
             family = [m for m in self.injections if m.code.value == code]
             # Builds are shared out among the candidates written for the code; a lifted twin (the
             # same variants on another path, each build asking the model about a whole log) gets a
@@ -402,7 +425,8 @@ class AgentMachine(ConformanceMachine):
             for mutation, candidate in swept:
                 self.injected[mutation.name] += 1
                 self.submit(mutation, candidate)
-            if swept:
+            left -= bool(swept)
+            if left == 0:
                 break
         payloads = [m for m in self.injections if (m.lifted_from or m.name) == PAYLOAD_FAULT]
         if payloads:

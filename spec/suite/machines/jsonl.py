@@ -31,10 +31,12 @@ CRASHES = (
     "cut",
     "no_final_newline",
     "duplicate_last_line",
+    "duplicate_line",
     "damage_middle_line",
     "lose_line",
     "stray_line",
     "faulty_last_row",
+    "faulty_row",
     "newer_version",
 )
 """What a crash or a bad disk does to the file (:mod:`sessionlog_spec.suite.agent.crashes`)."""
@@ -103,6 +105,8 @@ def crashed_text(text: str, header: dict[str, Any], choices: Choices, crash: str
         return crashes.drop_final_newline(text)
     if crash == "duplicate_last_line":
         return crashes.duplicate_last_line(text)
+    if crash == "duplicate_line" and events > 0:
+        return crashes.duplicate_line(text, choices.integer(1, events, "duplicated line"))
     if crash == "damage_middle_line" and events > 0:
         line = choices.integer(1, events, "damaged line")
         return crashes.damage_line(text, line, choices.choice(crashes.CORRUPTIONS, "damage"))
@@ -111,6 +115,9 @@ def crashed_text(text: str, header: dict[str, Any], choices: Choices, crash: str
         return crashes.insert_stray_line(text, at, choices.choice(crashes.STRAY_LINES, "stray"))
     if crash == "faulty_last_row":
         return crashes.append_faulty_row(text, choices.choice(crashes.FAULTY_ROWS, "fault"))
+    if crash == "faulty_row":
+        at = choices.integer(1, events + 1, "faulty row at")
+        return crashes.insert_faulty_row(text, at, choices.choice(crashes.FAULTY_ROWS, "fault"))
     if crash == "lose_line" and events > 1:
         return crashes.drop_line(text, choices.integer(0, events - 1, "lost line"))
     return crashes.replace_header(text, {**header, "version": choices.choice([2, 3, 17], "version")})

@@ -45,7 +45,7 @@ from sessionlog_spec.suite.machines.base import Exercised, step
 from sessionlog_spec.suite.machines.jsonl import SESSION_HEADERS, DrawnChoices, crashed_text, loaded_with
 from sessionlog_spec.suite.storage_actions import DONE, DurabilityJudge, perform, stored_text
 
-DAMAGES = ("cut", "no_final_newline", "duplicate_last_line", "stray_line")
+DAMAGES = ("cut", "no_final_newline", "duplicate_last_line", "duplicate_line", "stray_line")
 """What a crash or a bad disk does to a closed store's file (see :func:`crashed_text`)."""
 CRASH_DELAYS = (0.0, 0.0005, 0.002, 0.01, 0.05)
 """How long after sending a request the driver is killed: before it reads it, while it writes, after."""
