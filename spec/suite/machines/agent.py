@@ -90,6 +90,9 @@ class Place:
     name: str
     reached: Callable[[AgentLoop], bool]
     codes: frozenset[Code]
+    live_only: bool = False
+    """Whether only the candidates appended to the live session are submitted there: the others of
+    these codes build a scene of their own, which costs a whole log's check each and needs no place."""
 
 
 PLACES = (
@@ -115,11 +118,13 @@ PLACES = (
         "a call the open step asked for is not yet started",
         lambda loop: bool(open_calls(loop.builder)[0]),
         frozenset({Code.TOOL_CALL_NOT_ADVERTISED, Code.TOOL_CALL_ID_REPEATED}),
+        live_only=True,
     ),
     Place(
         "a compaction is open",
         lambda loop: loop.state.relations.compaction is not None,
         frozenset({Code.COMPACTION_OVERLAP, Code.COMPACTION_NOT_OWNED, Code.COMPACTION_SUMMARY_REPEATED}),
+        live_only=True,
     ),
 )
 """Where ``fault_in_place`` submits every candidate of the place's codes (see there why)."""
@@ -206,6 +211,10 @@ class AgentMachine(ConformanceMachine):
                 self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
         else:
             self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
+            if action == "turn_start" and self.loop.can("user_message") and data.draw(st.booleans(), label="prompt"):
+                # A turn mostly opens on the user's prompt, in any text the user types: what a title
+                # request quotes, a compaction summarises and a stored line must carry verbatim.
+                self.deliver(self.loop.build(cast(DrawFn, data.draw), "user_message"))
             if action == "turn_end" and data.draw(st.booleans(), label="delivery confirmed"):
                 # The persistence layer confirms what it delivered once a turn is written.
                 variant = data.draw(st.integers(0, NOTE_VARIANTS - 1), label="marker")
@@ -384,9 +393,11 @@ class AgentMachine(ConformanceMachine):
         # Nothing is done to get here, so the sessions the other rules build keep their shape.
         self.retitle("inject")
         keyed = self.keyed(rng)
-        codes = frozenset().union(*(p.codes for p in PLACES if p.reached(self.loop)))
+        reached = [p for p in PLACES if p.reached(self.loop)]
+        codes = frozenset().union(*(p.codes for p in reached if not p.live_only))
+        live = frozenset().union(*(p.codes for p in reached if p.live_only))
         for mutation in self.injections:
-            if mutation.code in codes:
+            if mutation.code in codes or (mutation.code in live and mutation.context == "append"):
                 self.slip_in(mutation, keyed)
 
     @precondition(lambda self: bool(self.injections) and not self.swept and len(self.loop.log) >= SWEEP_AFTER)
