@@ -147,8 +147,6 @@ class AgentMachine(ConformanceMachine):
     """The invalid candidates this machine slips in."""
     unknown_types = True
     """Whether the harness writes ignorable events of unknown types."""
-    swept_codes = 1
-    """How many codes an example's sweep covers (the first that have a candidate where it stands)."""
 
     def __init__(self, context: MachineContext) -> None:
         super().__init__(context)
@@ -414,9 +412,8 @@ class AgentMachine(ConformanceMachine):
         keyed = self.keyed(rng)
         codes = sorted({m.code.value for m in self.injections})
         keyed.shuffle(codes)
-        left = self.swept_codes
         for code in codes:
-            # The first codes with a candidate here: most need a state the session is not in.
+            # The first code with a candidate here: most need a state the session is not in.
             family = [m for m in self.injections if m.code.value == code]
             # Builds are shared out among the candidates written for the code; a lifted twin (the
             # same variants on another path, each build asking the model about a whole log) gets a
@@ -436,8 +433,7 @@ class AgentMachine(ConformanceMachine):
             for mutation, candidate in swept:
                 self.injected[mutation.name] += 1
                 self.submit(mutation, candidate)
-            left -= bool(swept)
-            if left == 0:
+            if swept:
                 break
         payloads = [m for m in self.injections if (m.lifted_from or m.name) == PAYLOAD_FAULT]
         if payloads:
