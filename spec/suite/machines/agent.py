@@ -115,6 +115,12 @@ PLACES = (
         }),
     ),
     Place(
+        "no turn is open",
+        lambda loop: loop.state.trace.open_turn is None,
+        frozenset({Code.EVENT_OUTSIDE_TURN, Code.STEP_OUTSIDE_TURN, Code.COMPACTION_TURN_MISMATCH}),
+        live_only=True,
+    ),
+    Place(
         "a call the open step asked for is not yet started",
         lambda loop: bool(open_calls(loop.builder)[0]),
         frozenset({Code.TOOL_CALL_NOT_ADVERTISED, Code.TOOL_CALL_ID_REPEATED}),
@@ -328,12 +334,8 @@ class AgentMachine(ConformanceMachine):
     @rule(rng=st.randoms(use_true_random=True))
     @step
     def inject(self, rng: random.Random) -> None:
-        # Half the time the codes of candidates written for this machine's own paths go first: a
-        # machine whose paths also receive every append candidate lifted onto them (a v0 log through
-        # the edge, a stored log) otherwise met its own rules once in dozens of codes.
         keyed = self.keyed(rng)
-        first = self.written_codes if keyed.random() < 0.5 else frozenset()
-        self.inject_some(keyed, keyed.randint(2, 6), first)
+        self.inject_some(keyed, keyed.randint(2, 6))
 
     @functools.cached_property
     def written_codes(self) -> frozenset[Code]:
@@ -412,6 +414,12 @@ class AgentMachine(ConformanceMachine):
         keyed = self.keyed(rng)
         codes = sorted({m.code.value for m in self.injections})
         keyed.shuffle(codes)
+        if keyed.random() < 0.5:
+            # Half the sweeps begin with the codes of candidates written for the machine's own
+            # paths: a machine whose paths also receive every candidate lifted onto them (a v0 log
+            # through the edge, a stored log) otherwise swept its own rules once in dozens of codes.
+            written = {c.value for c in self.written_codes}
+            codes.sort(key=lambda code: code not in written)
         for code in codes:
             # The first code with a candidate here: most need a state the session is not in.
             family = [m for m in self.injections if m.code.value == code]
