@@ -418,8 +418,8 @@ class AgentMachine(ConformanceMachine):
             # Half the sweeps begin with the codes of candidates written for the machine's own
             # paths: a machine whose paths also receive every candidate lifted onto them (a v0 log
             # through the edge, a stored log) otherwise swept its own rules once in dozens of codes.
-            written = {c.value for c in self.written_codes}
-            codes.sort(key=lambda code: code not in written)
+            own = {c.value for c in self.written_codes}
+            codes.sort(key=lambda code: code not in own)
         for code in codes:
             # The first code with a candidate here: most need a state the session is not in.
             family = [m for m in self.injections if m.code.value == code]
