@@ -231,9 +231,14 @@ class HeaderMachine(AgentMachine):
         self.exchange("header_decision", decision_exercised(facts), events=list(self.loop.log), header=header, instance=facts)
 
     @precondition(lambda self: self.loop.state.header is not None and self.loop.state.trace.open_turn is not None)
-    @rule(data=st.data(), how=st.sampled_from(DRIFTS), presentation=st.sampled_from(PRESENTATIONS))
+    @rule(
+        data=st.data(),
+        how=st.sampled_from(DRIFTS),
+        presentation=st.sampled_from(PRESENTATIONS),
+        instance=st.sampled_from(("this", "new")),
+    )
     @step
-    def request_after_drift_undone(self, data: st.DataObject, how: str, presentation: str) -> None:
+    def request_after_drift_undone(self, data: st.DataObject, how: str, presentation: str, instance: str) -> None:
         # A drift is one difference from the latest snapshot; the snapshot the drifted request
         # writes and the settings put back then differ the other way round: a member the snapshot
         # lacks and the header has (a system prompt, tools, a config value, a marker), a tool it does
@@ -242,6 +247,10 @@ class HeaderMachine(AgentMachine):
         header = drifted(cast(DrawFn, data.draw), before, how)
         if header is None or header_event_problem(freeze({"header": header, "reason": "change"})) is not None:
             return
+        if instance == "new" and self.loop.state.trace.open_step is None:
+            # A new loop instance anchors with `resume` whatever it sends: the drifted snapshot is
+            # then a resume that changes the header, which the session must track as it tracks a change.
+            self.loop.restart_instance()
         settings, self.loop.drift = self.loop.drift, header
         try:
             decision = self.decide(data, begins_series=False)
