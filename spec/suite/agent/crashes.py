@@ -117,8 +117,8 @@ def faulty_packed_row(seq0: int, time0: int, how: str, members: int = 3, row_typ
 
 def insert_faulty_row(text: str, index: int, how: str) -> str:
     """A faulty packed row inserted as line ``index`` (1 is before the first event; at the end of
-    the log when ``index`` is past it), starting at the seq the line it precedes would hold: a
-    writer that packed a run wrong and went on writing (or died, at the end)."""
+    the log when ``index`` is past it), its ``seq0`` the seq that line holds in a log of one event
+    per line: a writer that packed a run wrong and went on writing (or died, at the end)."""
     lines = lines_of(text)
     if not lines:
         return text
