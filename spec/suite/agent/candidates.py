@@ -2178,6 +2178,33 @@ def _misowned(names: RawEvent, b: SessionBuilder, how: str) -> None:
         names["sourceCommandId"] = f"cmd-{b.next_seq}"
 
 
+def _step_of_another(b: SessionBuilder, step: str, how: str) -> RawEvent | None:
+    """On the scratch builder ``b``, whose compaction is open: its ``step`` (``summary``,
+    ``checkpoint`` or ``end``; summarised first when the step needs it) naming another compaction
+    as ``how`` (:data:`MISOWNINGS`); ``None`` when the surface leaves nothing to summarise."""
+    open_ = b.state.relations.compaction
+    assert open_ is not None, "a compaction step belongs to an open compaction"
+    if step != "summary" and not open_.summarized:
+        ranges = b.legal_ranges()
+        if not ranges or not _put(b, b.compaction_summary(*ranges[-1], commit=False)):
+            return None
+    if step == "end":
+        fault = b.compaction_end(commit=False)
+        names = fault["data"]
+    else:
+        ranges = b.legal_ranges()
+        if not ranges:
+            return None
+        if step == "summary":
+            fault = b.compaction_summary(*ranges[-1], commit=False)
+            names = fault["data"]
+        else:
+            fault = _checkpoint(b, *ranges[-1])
+            names = fault["data"]["source"]
+    _misowned(names, b, how)
+    return fault
+
+
 @candidate(Code.COMPACTION_NOT_OWNED, "seed")
 def seed_compaction_step_of_another(builder: SessionBuilder, rng: random.Random) -> object:
     """A seed in which the open compaction's summary, checkpoint or end names another compaction
@@ -2192,24 +2219,8 @@ def seed_compaction_step_of_another(builder: SessionBuilder, rng: random.Random)
     b = _scratch(builder)
     if _compaction_open(b) or not _summarisable(b) or not _compaction_opened(b, rng, command):
         return None
-    ranges = b.legal_ranges()
-    if step == "summary":
-        fault = b.compaction_summary(*ranges[-1], commit=False)
-        names = fault["data"]
-    else:
-        if not _put(b, b.compaction_summary(*ranges[-1], commit=False)):
-            return None
-        if step == "checkpoint":
-            ranges = b.legal_ranges()
-            if not ranges:
-                return None
-            fault = _checkpoint(b, *ranges[-1])
-            names = fault["data"]["source"]
-        else:
-            fault = b.compaction_end(commit=False)
-            names = fault["data"]
-    _misowned(names, b, how)
-    return _seed_with(b, fault)
+    fault = _step_of_another(b, step, how)
+    return None if fault is None else _seed_with(b, fault)
 
 
 @candidate(Code.COMPACTION_NOT_OWNED, "append")
@@ -2221,20 +2232,10 @@ def compaction_step_of_another(builder: SessionBuilder, rng: random.Random) -> o
     open_ = b.state.relations.compaction
     if open_ is None or open_.crossed_at is not None:
         return None
-    ranges = b.legal_ranges()
-    if not open_.summarized:
-        if not ranges:
-            return None
-        fault = b.compaction_summary(*ranges[-1], commit=False)
-        names = fault["data"]
-    elif ranges and rng.random() < 0.5:
-        fault = _checkpoint(b, *ranges[-1])
-        names = fault["data"]["source"]
-    else:
-        fault = b.compaction_end(commit=False)
-        names = fault["data"]
-    _misowned(names, b, how)
-    return fault
+    step = "summary"
+    if open_.summarized:
+        step = "checkpoint" if b.legal_ranges() and rng.random() < 0.5 else "end"
+    return _step_of_another(b, step, how)
 
 
 @candidate(Code.COMPACTION_SUMMARY_REPEATED, "seed")
