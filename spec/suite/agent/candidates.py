@@ -431,14 +431,18 @@ def _committed_damage(builder: SessionBuilder, rng: random.Random, damage: Calla
     ``turn/end`` proves committed.  A log with no ``turn/end`` yet is taken on until it has one (its
     open turn ended, or a turn started and ended): a session's first turn is long, and damage in
     committed history is a rule of every log, not only of one past its first turn."""
+
+    def turn_ends(lines: list[str]) -> list[int]:
+        return [i for i, line in enumerate(lines) if i > 1 and '"type":"turn/end"' in line]
+
     lines = _jsonl_lines(builder)
-    ends = [i for i, line in enumerate(lines) if i > 1 and '"type":"turn/end"' in line]
+    ends = turn_ends(lines)
     if not ends:
         b = _scratch(builder)
         if not (_enter_turn(b) and _leave_turn(b) and b.state.trace.last_turn > 0):
             return None
         lines = _jsonl_lines(b)
-        ends = [i for i, line in enumerate(lines) if i > 1 and '"type":"turn/end"' in line]
+        ends = turn_ends(lines)
         if not ends:
             return None
     damage(lines, rng.randrange(1, ends[-1]))
