@@ -71,7 +71,7 @@ from sessionlog_spec.model.legacy import upgrade_v0 as model_upgrade_v0
 from sessionlog_spec.model.load import load_session as model_load_session
 from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
 from sessionlog_spec.model.payloads import CURRENT_GENERATION, EVENT_PAYLOADS, payload_members, payload_shape
-from sessionlog_spec.model.relationships import TITLE_FRAME_PREFIX, TITLE_PLUGIN, human_text, title_frame
+from sessionlog_spec.model.relationships import COMMAND_TYPES, TITLE_FRAME_PREFIX, TITLE_PLUGIN, human_text, title_frame
 from sessionlog_spec.model.session import TYPE_CODES, SessionState
 from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.session import fold_session as model_fold_session
@@ -81,7 +81,7 @@ from sessionlog_spec.model.shapes import shape_problem
 from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent import crashes
-from sessionlog_spec.suite.agent.actions import note_event, open_calls, title_request_data
+from sessionlog_spec.suite.agent.actions import NOTE_VARIANTS, note_event, open_calls, title_request_data
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.legacy_forms import FORMS, restarted_turn, v0_events
 from sessionlog_spec.suite.agent.payload_faults import FAULT_KINDS, apply_site, fault_sites, payload_fault
@@ -2754,6 +2754,35 @@ def seed_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random)
     return _seed_with(b, b.event("command/done", data, False))
 
 
+def _commands_ran(b: SessionBuilder) -> list[str]:
+    """The ids of the commands the session ran, in order."""
+    return [str(_data(e)["commandId"]) for e in b.state.events if e.type == "command/run"]
+
+
+@candidate(Code.COMMAND_RUN_REPEATED, "append")
+def command_run_reused(builder: SessionBuilder, rng: random.Random) -> object:
+    """A ``command/run`` under the id of a command the session already ran, finished or not."""
+    ran = _commands_ran(builder)
+    return _command_run(_scratch(builder), rng.choice(ran)) if ran else None
+
+
+@candidate(Code.COMMAND_DONE_SOURCE_INVALID, "append")
+def command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random) -> object:
+    """How a command the session ran finishes, citing wrongly: a success citing command bookkeeping
+    (any run or done of the log), or an error citing any earlier event."""
+    b = _scratch(builder)
+    ran = _commands_ran(b)
+    if not ran:
+        return None
+    command = rng.choice(ran)
+    bookkeeping = [e.seq for e in b.state.events if e.type in COMMAND_TYPES]
+    if rng.random() < 0.5:
+        data: RawEvent = {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice(bookkeeping)}
+    else:
+        data = {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(b.next_seq)}
+    return b.event("command/done", data, False)
+
+
 # -- titles (INV-REL-26..28) -----------------------------------------------------------------------
 
 
@@ -2894,18 +2923,23 @@ def _turn_now(b: SessionBuilder) -> int:
     return trace.open_turn if trace.open_turn is not None else trace.last_turn
 
 
-def _note(type_: str, variant: int) -> Callable[[SessionBuilder, int], Any]:
-    """The data of the realistic note ``type_`` (:func:`note_event`), when it can stand here as that type."""
+Exemplar = Callable[[SessionBuilder, int, int], Any]
+"""Makes the data of a note for a builder's state: (builder, payload generation, variant)."""
 
-    def make(b: SessionBuilder, generation: int) -> Any:
+
+def _note(type_: str) -> Exemplar:
+    """The data of the realistic note ``type_`` (:func:`note_event`) in the variant asked for, when it
+    can stand here as that type."""
+
+    def make(b: SessionBuilder, generation: int, variant: int) -> Any:
         event = note_event(b, type_, variant)
         return event["data"] if event["type"] == type_ else None
 
     return make
 
 
-def _compaction_step(type_: str) -> Callable[[SessionBuilder, int], Any]:
-    def make(b: SessionBuilder, generation: int) -> Any:
+def _compaction_step(type_: str) -> Exemplar:
+    def make(b: SessionBuilder, generation: int, variant: int) -> Any:
         open_ = b.open_compaction()
         if type_ == "compaction/start":
             return None if open_ is not None else b.compaction_start(commit=False)["data"]
@@ -2913,28 +2947,24 @@ def _compaction_step(type_: str) -> Callable[[SessionBuilder, int], Any]:
             return None
         if type_ == "compaction/summary":
             ranges = b.legal_ranges()
-            return b.compaction_summary(*ranges[-1], commit=False)["data"] if ranges and not open_.summarized else None
+            if not ranges or open_.summarized:
+                return None
+            return b.compaction_summary(*ranges[variant % len(ranges)], commit=False)["data"]
         return b.compaction_end(None if open_.summarized else "The summary request failed.", commit=False)["data"]
 
     return make
 
 
-def _exemplar_prune(b: SessionBuilder, generation: int) -> Any:
+def _exemplar_prune(b: SessionBuilder, generation: int, variant: int) -> Any:
     ranges = b.legal_ranges()
     if not ranges:
         return None
     nodes = list(b.state.surface.nodes)
-    start, end = ranges[0]
+    start, end = ranges[variant % len(ranges)]
     return _span_members(nodes[nodes.index(start) : nodes.index(end) + 1])
 
 
-def _exemplar_retry(b: SessionBuilder, generation: int) -> Any:
-    if b.state.trace.open_step is None or b.request_provider() is None:
-        return None
-    return b.retry("rate-limit", commit=False)["data"]
-
-
-def _exemplar_retry_started(b: SessionBuilder, generation: int) -> Any:
+def _exemplar_retry_started(b: SessionBuilder, generation: int, variant: int) -> Any:
     scheduled = [_data(e) for e in b.state.events if e.type == "llm/retry"]
     if not scheduled:
         return None
@@ -2942,12 +2972,24 @@ def _exemplar_retry_started(b: SessionBuilder, generation: int) -> Any:
     return {k: latest[k] for k in ("retryId", "turn", "step", "retry")}
 
 
-def _exemplar_command_done(b: SessionBuilder, generation: int) -> Any:
-    ran = [str(_data(e)["commandId"]) for e in b.state.events if e.type == "command/run"]
-    return {"commandId": ran[-1], "kind": "success", "text": "Compacted the conversation."} if ran else None
+def _exemplar_command_done(b: SessionBuilder, generation: int, variant: int) -> Any:
+    """How the latest command finished: a success with or without a text, one citing the event it
+    produced (the latest or the earliest that is not command bookkeeping), or an error."""
+    ran = _commands_ran(b)
+    if not ran:
+        return None
+    if variant == 2:
+        return {"commandId": ran[-1], "kind": "error", "text": "Nothing to compact."}
+    data: RawEvent = {"commandId": ran[-1], "kind": "success"}
+    if variant != 3:
+        data["text"] = "Compacted the conversation."
+    produced = [e.seq for e in b.state.events if e.type not in COMMAND_TYPES]
+    if produced and variant in (1, 4):
+        data["sourceEventSeq"] = produced[-1] if variant == 1 else produced[0]
+    return data
 
 
-def _exemplar_marker(b: SessionBuilder, generation: int) -> Any:
+def _exemplar_marker(b: SessionBuilder, generation: int, variant: int) -> Any:
     if b.next_seq == 0:
         return None
     data: RawEvent = {"sessionId": STORED_HEADER["id"], "throughSeq": b.next_seq - 1}
@@ -2956,16 +2998,8 @@ def _exemplar_marker(b: SessionBuilder, generation: int) -> Any:
     return data
 
 
-def _exemplar_title_request(b: SessionBuilder, generation: int) -> Any:
-    humans = b.human_message_seqs()
-    if not humans:
-        return None
-    cited = humans[-2:]
-    return title_request_data(b, cited, title_frame([(s, human_text(b.state.events[s])) for s in cited]))
-
-
-def _exemplar_dispatch(settle: bool) -> Callable[[SessionBuilder, int], Any]:
-    def make(b: SessionBuilder, generation: int) -> Any:
+def _exemplar_dispatch(settle: bool) -> Exemplar:
+    def make(b: SessionBuilder, generation: int, variant: int) -> Any:
         if b.state.trace.open_turn is None:
             return None
         root = _ptc_root(b)
@@ -2980,14 +3014,14 @@ def _exemplar_dispatch(settle: bool) -> Callable[[SessionBuilder, int], Any]:
     return make
 
 
-def _fixed(data: Any) -> Callable[[SessionBuilder, int], Any]:
-    return lambda b, generation: copy.deepcopy(data)
+def _fixed(data: Any) -> Exemplar:
+    return lambda b, generation, variant: copy.deepcopy(data)
 
 
 _TEAM = {"version": 1, "teamId": "team-parser"}
-_EXEMPLARS: dict[str, Callable[[SessionBuilder, int], Any]] = {
+_EXEMPLARS: dict[str, Exemplar] = {
     "agent-preset/selected": _fixed({"agentPreset": "reviewer"}),
-    "agent/inbox/spliced": lambda b, g: {
+    "agent/inbox/spliced": lambda b, g, v: {
         "target": "next-turn",
         "start": len(b.state.surface.nodes),
         "inserted": [
@@ -3006,25 +3040,25 @@ _EXEMPLARS: dict[str, Callable[[SessionBuilder, int], Any]] = {
         ],
         "removedCount": 0,
     },
-    "approval/asked": _note("approval/asked", 1),
-    "approval/decided": _note("approval/decided", 1),
+    "approval/asked": _note("approval/asked"),
+    "approval/decided": _note("approval/decided"),
     "approval/policy": _fixed({"policy": "ask"}),
     "command/done": _exemplar_command_done,
-    "command/run": lambda b, g: _command_run_data(f"cmd-{b.next_seq}"),
+    "command/run": lambda b, g, v: _command_run_data(f"cmd-{b.next_seq}"),
     "compaction/end": _compaction_step("compaction/end"),
     "compaction/prune": _exemplar_prune,
     "compaction/start": _compaction_step("compaction/start"),
     "compaction/summary": _compaction_step("compaction/summary"),
-    "feedback/record": _note("feedback/record", 1),
-    "goal/change": _note("goal/change", 0),
-    "hook/invoked": _note("hook/invoked", 1),
-    "hook/result": lambda b, g: {**_hook_result(b, 0, 412), "stderrSummary": ""},
-    "llm/retry": _exemplar_retry,
+    "feedback/record": _note("feedback/record"),
+    "goal/change": _note("goal/change"),
+    "hook/invoked": _note("hook/invoked"),
+    "hook/result": lambda b, g, v: {**_hook_result(b, (0, 1, 2, 0, 127)[v], (412, 0, 1.5, 30_000, 7)[v]), "stderrSummary": ""},
+    "llm/retry": _note("llm/retry"),
     "llm/retry-started": _exemplar_retry_started,
-    "model/selection": _note("model/selection", 1),
+    "model/selection": _note("model/selection"),
     "permission/preset": _fixed({"preset": "auto-edit"}),
-    "plan/mode": _note("plan/mode", 0),
-    "request/context": _note("request/context", 0),
+    "plan/mode": _note("plan/mode"),
+    "request/context": _note("request/context"),
     "sandbox/mode": _fixed({"mode": "workspace-write", "source": "delegation"}),
     "schedule/change": _fixed(
         {
@@ -3040,8 +3074,8 @@ _EXEMPLARS: dict[str, Callable[[SessionBuilder, int], Any]] = {
         }
     ),
     DELIVERY_MARKER: _exemplar_marker,
-    "session/title": _note("session/title", 1),
-    "session/title-llm-request": _exemplar_title_request,
+    "session/title": _note("session/title"),
+    "session/title-llm-request": _note("session/title-llm-request"),
     "subagent/descriptor": _fixed(
         {
             "version": 3,
@@ -3099,7 +3133,7 @@ _EXEMPLARS: dict[str, Callable[[SessionBuilder, int], Any]] = {
             },
         }
     ),
-    "todo/write": _note("todo/write", 1),
+    "todo/write": _note("todo/write"),
     "tool-workflow/agent-end": _fixed({"runId": "run-review", "seq": 1, "outcome": "completed"}),
     "tool-workflow/agent-start": _fixed(
         {"runId": "run-review", "seq": 1, "label": "review", "childId": "child-1", "phase": "review"}
@@ -3122,8 +3156,20 @@ _EXEMPLARS: dict[str, Callable[[SessionBuilder, int], Any]] = {
     ),
 }
 """A realistic payload of each type whose payload problems are ``PAYLOAD_INVALID``, made for the
-builder's state (``None`` where the type cannot stand there), by payload generation."""
+builder's state (``None`` where the type cannot stand there), by payload generation, in one of
+:data:`NOTE_VARIANTS` variants where the type has several (a title the user set, citing nothing, or
+one the model made from the user's messages; a command that failed or one citing what it produced)."""
 assert set(_EXEMPLARS) == set(EVENT_PAYLOADS) - set(TYPE_CODES) - TRACE_TYPES, sorted(set(_EXEMPLARS) ^ set(EVENT_PAYLOADS))
+
+
+def standing_note(builder: SessionBuilder, type_: str, variant: int) -> RawEvent | None:
+    """The uncommitted exemplar note of ``type_`` (any type a harness writes outside the turn and step
+    protocol) in ``variant``, as the builder could write it now; ``None`` where it cannot stand."""
+    return next(_standing_notes(builder, (type_,), CURRENT_GENERATION, variant), None)
+
+
+HARNESS_NOTE_TYPES = tuple(sorted(_EXEMPLARS))
+"""Every type :func:`standing_note` writes."""
 
 
 def _faulty_payload(builder: SessionBuilder, rng: random.Random, generation: int = CURRENT_GENERATION) -> RawEvent | None:
@@ -3132,17 +3178,17 @@ def _faulty_payload(builder: SessionBuilder, rng: random.Random, generation: int
     (``None`` when the fault drawn is harmless)."""
     types = sorted(_EXEMPLARS)
     rng.shuffle(types)
-    for event in _standing_notes(builder, types, generation):
+    for event in _standing_notes(builder, types, generation, rng.randrange(NOTE_VARIANTS)):
         fault = payload_fault(payload_shape(event["type"], generation), event["data"], rng, ShapeContext(event["seq"]))
         return None if fault is None else {**event, "data": fault.value}
     return None
 
 
-def _standing_notes(builder: SessionBuilder, types: Sequence[str], generation: int) -> Iterator[RawEvent]:
-    """The exemplar note of each of ``types`` (in that order) that the builder could write now."""
+def _standing_notes(builder: SessionBuilder, types: Sequence[str], generation: int, variant: int) -> Iterator[RawEvent]:
+    """The exemplar note of each of ``types`` (in that order), in ``variant``, that the builder could write now."""
     for type_ in types:
         b = _scratch(builder)
-        data = _EXEMPLARS[type_](b, generation)
+        data = _EXEMPLARS[type_](b, generation, variant)
         if data is None:
             continue
         event = b.event(type_, data, False)
@@ -3172,7 +3218,7 @@ def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[Raw
     a port forgot on one type, the second a check it got wrong for every type."""
     notes = [
         (event, payload_shape(event["type"], CURRENT_GENERATION), ShapeContext(event["seq"]))
-        for event in _standing_notes(builder, sorted(_EXEMPLARS), CURRENT_GENERATION)
+        for event in _standing_notes(builder, sorted(_EXEMPLARS), CURRENT_GENERATION, rng.randrange(NOTE_VARIANTS))
     ]
     if not notes:
         return []

@@ -28,7 +28,7 @@ from hypothesis.strategies import DrawFn
 
 from sessionlog_spec.model.header import header_event_problem
 from sessionlog_spec.model.json_value import freeze, thaw
-from sessionlog_spec.model.legacy import DELIVERY_MARKER
+from sessionlog_spec.model.legacy import DELIVERY_MARKER, V0_INVENTORY
 from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.actions import (
@@ -39,8 +39,16 @@ from sessionlog_spec.suite.agent.actions import (
     note_event,
     open_calls,
 )
-from sessionlog_spec.suite.agent.builder import BUILDER_TICK, RawEvent
-from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation, lift_event, payload_fault_sweep
+from sessionlog_spec.suite.agent.builder import BUILDER_TICK, RawEvent, SessionBuilder
+from sessionlog_spec.suite.agent.candidates import (
+    HARNESS_NOTE_TYPES,
+    MUTATIONS,
+    Context,
+    Mutation,
+    lift_event,
+    payload_fault_sweep,
+    standing_note,
+)
 from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
 from sessionlog_spec.suite.agent.loop import MODELS, MODES, AgentLoop
 from sessionlog_spec.suite.agent.variants import variants
@@ -134,6 +142,41 @@ PLACES = (
     ),
 )
 """Where ``fault_in_place`` submits every candidate of the place's codes (see there why)."""
+
+
+@dataclass(frozen=True)
+class NotePlace:
+    """A point of a session where a note has something of the log to relate to, and which notes."""
+
+    name: str
+    reached: Callable[[SessionBuilder], bool]
+    types: tuple[str, ...]
+
+
+def _between_steps(b: SessionBuilder) -> bool:
+    trace = b.state.trace
+    return trace.open_turn is not None and trace.open_step is None and b.state.relations.ended_steps > 0
+
+
+def _logged(*types: str) -> Callable[[SessionBuilder], bool]:
+    return lambda b: any(e.type in types for e in b.state.events)
+
+
+NOTE_PLACES = (
+    NotePlace("a step is open", lambda b: b.state.trace.open_step is not None, ("llm/retry",)),
+    NotePlace("a turn is open between steps, after one ended", _between_steps, ("llm/retry",)),
+    NotePlace("a retry is scheduled", _logged("llm/retry"), ("llm/retry-started",)),
+    NotePlace("the user has written", _logged("user/message"), ("session/title", "session/title-llm-request")),
+    NotePlace("a command has run", _logged("command/run"), ("command/done", "command/run")),
+    NotePlace("an approval was asked", _logged("approval/asked"), ("approval/decided",)),
+    NotePlace("a hook was invoked", _logged("hook/invoked"), ("hook/result",)),
+    NotePlace("a code dispatch started", _logged("tool/code-dispatch-start"), ("tool/code-dispatch",)),
+    NotePlace(
+        "a compaction is open", lambda b: b.state.relations.compaction is not None, ("compaction/summary", "compaction/end")
+    ),
+    NotePlace("anywhere", lambda b: True, HARNESS_NOTE_TYPES),
+)
+"""Where ``note_in_place`` writes a valid note whose relationships reach back into the log (see there why)."""
 
 
 def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = None) -> tuple[Mutation, ...]:
@@ -292,6 +335,26 @@ class AgentMachine(ConformanceMachine):
         header = drifted(cast(DrawFn, data.draw), base, how)
         if header is not None and header_event_problem(freeze({"header": header, "reason": "change"})) is None:
             self.loop.drift = header
+
+    @rule(data=st.data())
+    @step
+    def note_in_place(self, data: st.DataObject) -> None:
+        # A note whose rules relate it to the log (a retry between steps names the step that ended
+        # last, a title request quotes the user's latest messages, a command's done cites what it
+        # produced) is drawn among a dozen types where the agent happens to be, and most harness
+        # types (commands, hook results, dispatches, team and workflow records) were never written
+        # valid at all; so a port that refused one in a place it may stand went unseen.  This rule
+        # writes one valid note in the way one of the places reached relates it.
+        reached = [p for p in NOTE_PLACES if p.reached(self.loop.builder)]
+        place = data.draw(st.sampled_from(reached), label="place")
+        type_ = data.draw(st.sampled_from(place.types), label="note")
+        if not self.unknown_types and type_ not in V0_INVENTORY:
+            return
+        event = standing_note(self.loop.builder, type_, data.draw(st.integers(0, NOTE_VARIANTS - 1), label="variant"))
+        if event is not None:
+            self.retitle("log_only")
+            self.loop.builder.time = event["time"]
+            self.deliver(event)
 
     # -- invalid candidates ---------------------------------------------------------------------------
 

@@ -49,6 +49,11 @@ DAMAGES = ("cut", "no_final_newline", "duplicate_last_line", "duplicate_line", "
 """What a crash or a bad disk does to a closed store's file (see :func:`crashed_text`)."""
 CRASH_DELAYS = (0.0, 0.0005, 0.002, 0.01, 0.05)
 """How long after sending a request the driver is killed: before it reads it, while it writes, after."""
+CRASHES_PER_EXAMPLE = 3
+"""How many times one example kills the driver at most.  A kill costs a driver's restart (a tenth of
+a second for a Python driver, ten times a step), and Hypothesis, mutating an example that reached
+new ground, copies its runs of steps: without a bound a run's count of kills, and its time, doubled
+from one generation change to the next."""
 
 
 class StorageMachine(AgentMachine):
@@ -63,6 +68,7 @@ class StorageMachine(AgentMachine):
         self.directory = str(self.root / "store-0")
         self.is_open = False
         self.judge = DurabilityJudge(directory=self.directory)
+        self.crashes = 0
 
     def teardown(self) -> None:
         # The port outlives the example: leave it with no store open, whatever the example ended in
@@ -171,7 +177,9 @@ class StorageMachine(AgentMachine):
         self.act("store_damage", {"dir": self.directory, "jsonl": damaged})
         self.reopen()
 
-    @precondition(lambda self: self.is_open and callable(getattr(self.ctx.port, "crash", None)))
+    @precondition(
+        lambda self: self.is_open and self.crashes < CRASHES_PER_EXAMPLE and callable(getattr(self.ctx.port, "crash", None))
+    )
     @rule(data=st.data(), delay=st.sampled_from(CRASH_DELAYS))
     @step
     def crash_and_reopen(self, data: st.DataObject, delay: float) -> None:
@@ -181,6 +189,7 @@ class StorageMachine(AgentMachine):
             op, args = "store_checkpoint", {}
         else:
             op, args = "store_append", {"event": self.loop.build(cast(DrawFn, data.draw), action)}
+        self.crashes += 1
         self.act("store_crash", {"op": op, "args": args, "delay": delay})
         self.is_open = False
         self.ctx.coverage.crash_trials += 1

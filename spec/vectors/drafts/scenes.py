@@ -116,6 +116,12 @@ def _compacting(b: SessionBuilder) -> None:
     b.compaction_start()
 
 
+def _commanded(b: SessionBuilder) -> None:
+    """Between turns of a seeded session, the user ran a command, which finished."""
+    b.event("command/run", {"commandId": "cmd-1", "name": "clear", "source": {"kind": "user"}})
+    b.event("command/done", {"commandId": "cmd-1", "kind": "success", "text": "Cleared the screen."})
+
+
 def scenes() -> list[Scene]:
     """The scenes refusal vectors are drawn from, smallest first."""
     return [
@@ -129,6 +135,7 @@ def scenes() -> list[Scene]:
         _scene("between-steps", [], _between_steps),
         _scene("compacted", history_one_turn(), _compacted),
         _scene("compacting", history_one_turn(), _compacting),
+        _scene("commanded", history_one_turn(), _commanded),
     ]
 
 
