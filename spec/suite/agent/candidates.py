@@ -3210,21 +3210,28 @@ SWEPT_FAULTS = 40
 
 
 def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[RawEvent]:
-    """One-fault variants of the notes the builder could write now, swept one of two ways (drawn):
-    every site of one type's payload (each member left out, each leaf of another type, each bound
+    """One-fault variants of the notes the builder could write now, in every variant, swept one of
+    two ways (drawn): every site of one type's payloads (each member left out, each leaf of another type, each bound
     crossed, …), or one kind of fault at every site of every type (each required member of each
     type left out, each "earlier seq" set to the event's own).  A draw of one fault from one type
     reaches a given site of a given type a few times in a thousand; the first way catches a check
     a port forgot on one type, the second a check it got wrong for every type."""
+    # Every variant of every note: a site may hold a value in one variant only (the empty
+    # ``messageSeqs`` of a title the user set, the ``sourceEventSeq`` of a command's success).
+    distinct = {
+        json.dumps(event, sort_keys=True): event
+        for variant in range(NOTE_VARIANTS)
+        for event in _standing_notes(builder, sorted(_EXEMPLARS), CURRENT_GENERATION, variant)
+    }
     notes = [
-        (event, payload_shape(event["type"], CURRENT_GENERATION), ShapeContext(event["seq"]))
-        for event in _standing_notes(builder, sorted(_EXEMPLARS), CURRENT_GENERATION, rng.randrange(NOTE_VARIANTS))
+        (event, payload_shape(event["type"], CURRENT_GENERATION), ShapeContext(event["seq"])) for event in distinct.values()
     ]
     if not notes:
         return []
     kinds: tuple[str, ...] = FAULT_KINDS
     if rng.random() < 0.5:
-        notes = [rng.choice(notes)]
+        type_ = rng.choice(sorted({event["type"] for event, _, _ in notes}))
+        notes = [note for note in notes if note[0]["type"] == type_]
     else:
         kinds = (rng.choice(FAULT_KINDS),)
     out = [
