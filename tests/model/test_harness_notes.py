@@ -16,7 +16,7 @@ from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.actions import NOTE_VARIANTS
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 from sessionlog_spec.suite.agent.candidates import HARNESS_NOTE_TYPES, payload_fault_sweep, standing_note
-from sessionlog_spec.suite.machines.agent import NOTE_PLACES
+from sessionlog_spec.suite.machines.agent import NOTE_PLACES, NotePlace
 
 
 def _noted() -> dict[str, SessionBuilder]:
@@ -58,24 +58,24 @@ def test_every_harness_note_type_is_written_valid_somewhere(type_: str) -> None:
 
 
 @pytest.mark.parametrize("place", NOTE_PLACES, ids=[p.name for p in NOTE_PLACES])
-def test_every_note_place_writes_a_note_where_it_is_reached(place: object) -> None:
-    reached = [n for n, b in _builders().items() if place.reached(b)]  # type: ignore[attr-defined]
+def test_every_note_place_writes_a_note_where_it_is_reached(place: NotePlace) -> None:
+    reached = [n for n, b in _builders().items() if place.reached(b)]
     assert reached, "no builder state reaches the place"
     written = {
         name
         for name in reached
-        for type_ in place.types  # type: ignore[attr-defined]
+        for type_ in place.types
         for variant in range(NOTE_VARIANTS)
         if standing_note(_builders()[name], type_, variant) is not None
     }
-    assert written, f"none of {place.types} stands where {place.name!r} is reached"  # type: ignore[attr-defined]
+    assert written, f"none of {place.types} stands where {place.name!r} is reached"
 
 
 def test_inv_rel_13_a_retry_between_steps_is_written_naming_the_step_that_ended_last() -> None:
     builder = _builders()["between_steps"]
     assert builder.state.trace.open_step is None and builder.state.relations.ended_steps == 1
     retries = [data for name, _, data in _standing("llm/retry") if name == "between_steps"]
-    assert retries and all(r["step"] == 1 for r in retries)  # type: ignore[index]
+    assert retries and all(r["step"] == 1 for r in retries)
 
 
 def test_inv_rel_25_a_command_is_written_finishing_every_way_it_may() -> None:
