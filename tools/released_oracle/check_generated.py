@@ -283,16 +283,28 @@ def _act(draw: st.DrawFn, loop: AgentLoop) -> None:
         loop.commit(loop.build(draw, action))
 
 
+def _note(draw: st.DrawFn, loop: AgentLoop) -> None:
+    """One step of the machine's ``note_in_place``: a valid note where the log relates it."""
+    from sessionlog_spec.suite.machines.agent import placed_note  # noqa: PLC0415
+
+    event = placed_note(draw, loop.builder)
+    if event is not None:
+        loop.builder.time = event["time"]
+        loop.commit(event)
+
+
 def drive_loop(draw: st.DrawFn, steps: int, sink: Sink) -> AgentLoop:
     """An agent loop run for ``steps`` rules; every log it leaves behind goes to ``sink``."""
     from sessionlog_spec.suite.machines.agent import LOOP_CHANGES  # noqa: PLC0415  (the machines import the whole suite)
 
     loop = AgentLoop()
     for _ in range(steps):
-        rule = draw(st.sampled_from(("act", "act", "act", "act", "act", "reshape", "change", "reseed", "crash")))
+        rule = draw(st.sampled_from(("act", "act", "act", "act", "act", "note", "note", "reshape", "change", "reseed", "crash")))
         if rule == "act":
             for _ in range(draw(st.integers(1, 3))):
                 _act(draw, loop)
+        elif rule == "note":
+            _note(draw, loop)
         elif rule == "reshape":
             legal = [a for a in ("compaction", "rewrite") if loop.can(a)]
             if legal:

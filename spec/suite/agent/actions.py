@@ -161,28 +161,32 @@ def applicable_actions(builder: SessionBuilder, unknown_types: bool = True) -> l
     hold them).
     """
     trace = builder.state.trace
-    actions = ["user_message", "log_only"] + (["ignorable"] if unknown_types else [])
+    # The protocol's own next steps come first: Hypothesis draws the first entries of a list far
+    # more often than their share (its simplest value, and where a mutated example lands), and
+    # with a message or a note first a session wrote notes and messages and seldom ended a step.
+    ahead: list[str] = []
+    around = ["user_message", "log_only"] + (["ignorable"] if unknown_types else [])
     if builder.legal_ranges():
-        actions += ["compaction"] * 2
+        around += ["compaction"] * 2
     # A turn neither starts nor ends across an open compaction: the harness logs its next step instead.
     compacting = closable_compaction(builder) is not None
     if trace.open_turn is None:
-        actions += ["log_only" if compacting else "turn_start"] * 6
-        return actions
-    actions += ["request_header", "turn_only"]
+        ahead += ["log_only" if compacting else "turn_start"] * 6
+        return ahead + around
+    around += ["request_header", "turn_only"]
     if builder.tool_result_seqs():
-        actions.append("rewrite")
+        around.append("rewrite")
     if trace.open_step is None:
-        actions += ["step_start"] * 6 + ["log_only" if compacting else "turn_end"] * 4
-        return actions
+        ahead += ["step_start"] * 6 + ["log_only" if compacting else "turn_end"] * 4
+        return ahead + around
     unstarted, started = open_calls(builder)
-    # A step ends only once every call it asked for has its result.
-    actions += ["assistant_message"] * 5 + ["chunk"] * 2 + ["step_end"] * (0 if unstarted or started else 4)
-    if unstarted:
-        actions += ["tool_call"] * 6 + ["not_started_result"]
     if started:
-        actions += ["tool_result"] * 6
-    return actions
+        ahead += ["tool_result"] * 6
+    if unstarted:
+        ahead += ["tool_call"] * 6 + ["not_started_result"]
+    # A step ends only once every call it asked for has its result.
+    ahead += ["step_end"] * (0 if unstarted or started else 4) + ["assistant_message"] * 5 + ["chunk"] * 2
+    return ahead + around
 
 
 # -- the values an event holds ----------------------------------------------------------------
@@ -645,6 +649,11 @@ def shaped_note(draw: DrawFn, builder: SessionBuilder, type_: str) -> RawEvent |
     seq = builder.next_seq
     if seq == 0:
         return None  # an "earlier seq" has no value at seq 0, and Hypothesis refuses an array of nothing
+    if type_ == "compaction/start" and builder.state.trace.open_turn is not None:
+        # A compaction starts between turns, as every other valid compaction here does: one a turn
+        # owns, cut by a crash, leaves closers that cross it, which only a resume's end-seed decides
+        # (INV-REL-11), and a store reopened in place would hold a log no reader takes back.
+        return None
     data = draw(valid_payload(payload_shape(type_, CURRENT_GENERATION), ShapeContext(seq)), label="shaped payload")
     if type_ == DELIVERY_MARKER and isinstance(data, dict) and data.get("sessionFormatVersion") == CURRENT_GENERATION:
         # A marker of the log's own generation names the log's own session (INV-REL-29), which

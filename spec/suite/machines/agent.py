@@ -74,6 +74,10 @@ CHUNK_BURSTS = st.sampled_from((1, 2, 3, 5, 8))
 CHUNK_GAPS = st.integers(1, 40) | st.sampled_from((0, 1_000, 30_000))
 """Milliseconds between two streamed chunks."""
 
+NOTE_AFTER_ACTION = 6
+"""One action in this many is followed at once by a note where the action left the session (see
+:meth:`AgentMachine.note_here`)."""
+
 SWEEP_AFTER = 8
 """Events a session holds before its sweep: on a near-empty log few candidates can stand, and the
 sweeps of many examples would start from the same log (and, Hypothesis drawing seeds lumpily, the
@@ -162,6 +166,9 @@ def _logged(*types: str) -> Callable[[SessionBuilder], bool]:
     return lambda b: any(e.type in types for e in b.state.events)
 
 
+COMPACTION_GOES_ON = ("compaction/summary", "compaction/end")
+"""What an open compaction logs next."""
+
 NOTE_PLACES = (
     NotePlace("a step is open", lambda b: b.state.trace.open_step is not None, ("llm/retry",)),
     NotePlace("a turn is open between steps, after one ended", _between_steps, ("llm/retry",)),
@@ -171,12 +178,31 @@ NOTE_PLACES = (
     NotePlace("an approval was asked", _logged("approval/asked"), ("approval/decided",)),
     NotePlace("a hook was invoked", _logged("hook/invoked"), ("hook/result",)),
     NotePlace("a code dispatch started", _logged("tool/code-dispatch-start"), ("tool/code-dispatch",)),
+    NotePlace("a compaction is open", lambda b: b.state.relations.compaction is not None, COMPACTION_GOES_ON),
     NotePlace(
-        "a compaction is open", lambda b: b.state.relations.compaction is not None, ("compaction/summary", "compaction/end")
+        "between turns, with a span to summarise",
+        lambda b: b.state.trace.open_turn is None and b.open_compaction() is None and bool(b.legal_ranges()),
+        ("compaction/start",),
     ),
-    NotePlace("anywhere", lambda b: True, HARNESS_NOTE_TYPES),
+    NotePlace("anywhere", lambda b: True, tuple(t for t in HARNESS_NOTE_TYPES if t not in ("compaction/start", DELIVERY_MARKER))),
 )
-"""Where ``note_in_place`` writes a valid note whose relationships reach back into the log (see there why)."""
+"""Where ``note_in_place`` writes a valid note whose relationships reach back into the log (see there why).
+A compaction starts between turns only, as a harness starts one; a delivery marker only where the
+log's session is known (after a turn ends, see :meth:`AgentMachine.perform`)."""
+
+
+def placed_note(draw: DrawFn, builder: SessionBuilder, v0: bool = False) -> RawEvent | None:
+    """A valid note for one of the :data:`NOTE_PLACES` the builder is at (of the v0 inventory when
+    ``v0``), or ``None`` when the note drawn cannot stand.  An open compaction goes on more often
+    than not, as a harness logs its summary (or its failure) next."""
+    reached = [p for p in NOTE_PLACES if p.reached(builder)]
+    compacting = [p for p in reached if p.types == COMPACTION_GOES_ON]
+    goes_on = bool(compacting) and draw(st.booleans(), label="compaction goes on")
+    place = compacting[0] if goes_on else draw(st.sampled_from(reached), label="place")
+    type_ = draw(st.sampled_from(place.types), label="note")
+    if v0 and type_ not in V0_INVENTORY:
+        return None
+    return standing_note(builder, type_, draw(st.integers(0, NOTE_VARIANTS - 1), label="variant"))
 
 
 def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = None) -> tuple[Mutation, ...]:
@@ -266,6 +292,8 @@ class AgentMachine(ConformanceMachine):
                 # The persistence layer confirms what it delivered once a turn is written.
                 variant = data.draw(st.integers(0, NOTE_VARIANTS - 1), label="marker")
                 self.deliver(note_event(self.loop.builder, DELIVERY_MARKER, variant))
+        if data.draw(st.integers(0, NOTE_AFTER_ACTION - 1), label="note here") == 0:
+            self.note_here(data)
 
     def request_now(self, data: st.DataObject) -> None:
         """Open a turn and a step where none is open, then send the step's request unless it was sent."""
@@ -339,18 +367,20 @@ class AgentMachine(ConformanceMachine):
     @rule(data=st.data())
     @step
     def note_in_place(self, data: st.DataObject) -> None:
-        # A note whose rules relate it to the log (a retry between steps names the step that ended
-        # last, a title request quotes the user's latest messages, a command's done cites what it
-        # produced) is drawn among a dozen types where the agent happens to be, and most harness
-        # types (commands, hook results, dispatches, team and workflow records) were never written
-        # valid at all; so a port that refused one in a place it may stand went unseen.  This rule
-        # writes one valid note in the way one of the places reached relates it.
-        reached = [p for p in NOTE_PLACES if p.reached(self.loop.builder)]
-        place = data.draw(st.sampled_from(reached), label="place")
-        type_ = data.draw(st.sampled_from(place.types), label="note")
-        if not self.unknown_types and type_ not in V0_INVENTORY:
-            return
-        event = standing_note(self.loop.builder, type_, data.draw(st.integers(0, NOTE_VARIANTS - 1), label="variant"))
+        self.note_here(data)
+
+    def note_here(self, data: st.DataObject) -> None:
+        """Write one valid note in the way one of the :data:`NOTE_PLACES` reached relates it to the log.
+
+        A note whose rules relate it to the log (a retry between steps names the step that ended
+        last, a title request quotes the user's latest messages, a command's done cites what it
+        produced) was drawn among a dozen types wherever the agent happened to be, and most harness
+        types (commands, hook results, dispatches, team and workflow records) were never written
+        valid at all; so a port that refused one in a place it may stand went unseen.  The rule
+        ``note_in_place`` calls this between actions, and :meth:`perform` now and then right after
+        one, since some places last one action (between two steps of a turn).
+        """
+        event = placed_note(cast(DrawFn, data.draw), self.loop.builder, v0=not self.unknown_types)
         if event is not None:
             self.retitle("log_only")
             self.loop.builder.time = event["time"]
