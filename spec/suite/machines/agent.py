@@ -74,6 +74,8 @@ CHUNK_BURSTS = st.sampled_from((1, 2, 3, 5, 8))
 CHUNK_GAPS = st.integers(1, 40) | st.sampled_from((0, 1_000, 30_000))
 """Milliseconds between two streamed chunks."""
 
+COMPACT_AFTER_TURN = 4
+"""One turn end in this many is followed by a compaction (see :meth:`AgentMachine.compact_between_turns`)."""
 NOTE_AFTER_ACTION = 6
 """One action in this many is followed at once by a note where the action left the session (see
 :meth:`AgentMachine.note_here`)."""
@@ -292,8 +294,24 @@ class AgentMachine(ConformanceMachine):
                 # The persistence layer confirms what it delivered once a turn is written.
                 variant = data.draw(st.integers(0, NOTE_VARIANTS - 1), label="marker")
                 self.deliver(note_event(self.loop.builder, DELIVERY_MARKER, variant))
+            if action == "turn_end" and data.draw(st.integers(0, COMPACT_AFTER_TURN - 1), label="compacts") == 0:
+                self.compact_between_turns(data)
         if data.draw(st.integers(0, NOTE_AFTER_ACTION - 1), label="note here") == 0:
             self.note_here(data)
+
+    def compact_between_turns(self, data: st.DataObject) -> None:
+        """Start a compaction between turns, as the harness does when the context fills (or the user
+        runs ``/compact``), where the surface holds a span to summarise; the loop then summarises
+        and ends it, as it goes on with any open compaction."""
+        builder = self.loop.builder
+        if builder.state.trace.open_turn is not None or builder.open_compaction() is not None or not builder.legal_ranges():
+            return
+        command = None
+        if data.draw(st.booleans(), label="by command"):
+            command = f"cmd-{builder.next_seq}"
+            run = {"commandId": command, "name": "compact", "source": {"kind": "user"}}
+            self.deliver(builder.event("command/run", run, commit=False))
+        self.deliver(builder.compaction_start(command, commit=False))
 
     def request_now(self, data: st.DataObject) -> None:
         """Open a turn and a step where none is open, then send the step's request unless it was sent."""
