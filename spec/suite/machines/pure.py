@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
+from sessionlog_spec.model.compaction import cut_balances
 from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.session import seed_session
 from sessionlog_spec.model.violation import Violation
@@ -65,6 +66,12 @@ class SurfaceMachine(PureMachine):
     injections = mutations_in(("append", "seed"))
 
 
+REGION_KINDS = ((False, True), (True, False), (False, False), (True, True))
+"""The balance at a region's cut before its start and after its end, each kind a compactor asks
+about; the legal kind last, as Hypothesis draws the first entries more often and the surface of
+almost every other request is balanced at every cut."""
+
+
 class CompactionMachine(PureMachine):
     """Checks ``cuts``: the tool-pairing balance at every cut, and around single surface nodes."""
 
@@ -104,16 +111,29 @@ class CompactionMachine(PureMachine):
     @rule(data=st.data())
     @step
     def compaction_region(self, data: st.DataObject) -> None:
-        """A compactor asks whether it may take a region: a legal one, or any span of the surface."""
+        """A compactor asks whether it may take a region, of a kind drawn by the balance at its two
+        bounding cuts: both balanced (a legal region), the start cut or the end cut unbalanced (the
+        region would split a call from its result on that side), or both."""
         nodes = self.loop.state.surface.nodes
-        legal = self.loop.builder.legal_ranges()
-        wants_legal: bool = data.draw(st.booleans(), label="legal")
-        if legal and wants_legal:
-            start, end = data.draw(st.sampled_from(legal), label="legal region")
+        balanced = cut_balances(nodes, self.loop.state.events)
+        if isinstance(balanced, Violation):
+            balanced = (True,) * (len(nodes) + 1)
+        by_kind: dict[tuple[bool, bool], list[tuple[int, int]]] = {}
+        for i in range(len(nodes)):
+            for j in range(i, len(nodes)):
+                by_kind.setdefault((balanced[i], balanced[j + 1]), []).append((i, j))
+        # Only the kinds this surface has: most surfaces are balanced at every cut, and a kind drawn
+        # that the surface lacks would ask about one more legal region.
+        kinds = [k for k in REGION_KINDS if k in by_kind]
+        spans = by_kind[data.draw(st.sampled_from(kinds), label="region")] if kinds else []
+        if spans:
+            # Drawn from the spans of that kind, not as two drawn integers: Hypothesis draws small
+            # integers far more often, and a region from the first node starts at a balanced cut.
+            first, last = data.draw(st.sampled_from(spans), label="span")
         else:
             first = data.draw(st.integers(0, len(nodes) - 1), label="first")
-            start, end = nodes[first], nodes[data.draw(st.integers(first, len(nodes) - 1), label="last")]
-        region = {"start": start, "end": end}
+            last = data.draw(st.integers(first, len(nodes) - 1), label="last")
+        region = {"start": nodes[first], "end": nodes[last]}
         self.exchange("cuts", lambda result: ("INV-COMPACT-3",), events=list(self.loop.log), region=region)
 
 
