@@ -18,6 +18,7 @@ from sessionlog_spec.model.compaction import cut_balances
 from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.session import seed_session
 from sessionlog_spec.model.violation import Violation
+from sessionlog_spec.suite.agent.actions import TOOL_NAMES, assistant_with_call, open_calls
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
 from sessionlog_spec.suite.agent.candidates import Mutation, orphaning_spans
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
@@ -114,6 +115,8 @@ class CompactionMachine(PureMachine):
         """A compactor asks whether it may take a region, of a kind drawn by the balance at its two
         bounding cuts: both balanced (a legal region), the start cut or the end cut unbalanced (the
         region would split a call from its result on that side), or both."""
+        if data.draw(st.booleans(), label="answered call first"):
+            self.answer_a_call(data)
         nodes = self.loop.state.surface.nodes
         balanced = cut_balances(nodes, self.loop.state.events)
         if isinstance(balanced, Violation):
@@ -135,6 +138,24 @@ class CompactionMachine(PureMachine):
             last = data.draw(st.integers(first, len(nodes) - 1), label="last")
         region = {"start": nodes[first], "end": nodes[last]}
         self.exchange("cuts", lambda result: ("INV-COMPACT-3",), events=list(self.loop.log), region=region)
+
+
+    def answer_a_call(self, data: st.DataObject) -> None:
+        """Take the agent through one call and its result, where no call of the open step is pending.
+
+        The start of a region may split a call from its result only where the surface holds an
+        answered call, and this group's compactions take answered calls as soon as there are
+        some: over one run its surfaces held none outside an unfinished step, so no region began
+        between a call and its result."""
+        self.request_now(data)
+        unstarted, started = open_calls(self.loop.builder)
+        if not self.loop.requested() or unstarted or started:
+            return
+        self.retitle("assistant_message")
+        self.deliver(assistant_with_call(self.loop.builder, data.draw(st.sampled_from(TOOL_NAMES), label="tool")))
+        self.perform(data, "tool_call")
+        if open_calls(self.loop.builder)[1]:
+            self.perform(data, "tool_result")
 
 
 class RepairMachine(PureMachine):
