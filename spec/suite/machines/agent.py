@@ -34,6 +34,7 @@ from sessionlog_spec.model.violation import Code
 from sessionlog_spec.suite.agent.actions import (
     NOTE_VARIANTS,
     TOOL_NAMES,
+    TURN_ONLY_TYPES,
     applicable_actions,
     assistant_with_call,
     note_event,
@@ -186,11 +187,18 @@ NOTE_PLACES = (
         lambda b: b.state.trace.open_turn is None and b.open_compaction() is None and bool(b.legal_ranges()),
         ("compaction/start",),
     ),
-    NotePlace("anywhere", lambda b: True, tuple(t for t in HARNESS_NOTE_TYPES if t not in ("compaction/start", DELIVERY_MARKER))),
+    NotePlace("a turn is open", lambda b: b.state.trace.open_turn is not None, TURN_ONLY_TYPES),
+    NotePlace(
+        "anywhere",
+        lambda b: True,
+        tuple(t for t in HARNESS_NOTE_TYPES if t not in ("compaction/start", DELIVERY_MARKER, *TURN_ONLY_TYPES)),
+    ),
 )
 """Where ``note_in_place`` writes a valid note whose relationships reach back into the log (see there why).
 A compaction starts between turns only, as a harness starts one; a delivery marker only where the
-log's session is known (after a turn ends, see :meth:`AgentMachine.perform`)."""
+log's session is known (after a turn ends, see :meth:`AgentMachine.perform`); a todo list or a
+request context inside a turn, as the harness writes them (the model admits a todo list anywhere,
+released dsh-session only inside a turn)."""
 
 
 def placed_note(draw: DrawFn, builder: SessionBuilder, v0: bool = False) -> RawEvent | None:
@@ -205,6 +213,20 @@ def placed_note(draw: DrawFn, builder: SessionBuilder, v0: bool = False) -> RawE
     if v0 and type_ not in V0_INVENTORY:
         return None
     return standing_note(builder, type_, draw(st.integers(0, NOTE_VARIANTS - 1), label="variant"))
+
+
+def compaction_between_turns(builder: SessionBuilder, by_command: bool) -> Iterator[RawEvent]:
+    """The events that start a compaction between turns, as the harness does when the context fills
+    (or, ``by_command``, the user runs ``/compact``), where the surface holds a span to summarise;
+    none elsewhere.  Each is yielded uncommitted and must be committed before the next is built.
+    The loop then summarises and ends the compaction, as it goes on with any open compaction."""
+    if builder.state.trace.open_turn is not None or builder.open_compaction() is not None or not builder.legal_ranges():
+        return
+    command = None
+    if by_command:
+        command = f"cmd-{builder.next_seq}"
+        yield builder.event("command/run", {"commandId": command, "name": "compact", "source": {"kind": "user"}}, commit=False)
+    yield builder.compaction_start(command, commit=False)
 
 
 def mutations_in(contexts: Iterable[Context], owners: Iterable[str] | None = None) -> tuple[Mutation, ...]:
@@ -300,18 +322,9 @@ class AgentMachine(ConformanceMachine):
             self.note_here(data)
 
     def compact_between_turns(self, data: st.DataObject) -> None:
-        """Start a compaction between turns, as the harness does when the context fills (or the user
-        runs ``/compact``), where the surface holds a span to summarise; the loop then summarises
-        and ends it, as it goes on with any open compaction."""
-        builder = self.loop.builder
-        if builder.state.trace.open_turn is not None or builder.open_compaction() is not None or not builder.legal_ranges():
-            return
-        command = None
-        if data.draw(st.booleans(), label="by command"):
-            command = f"cmd-{builder.next_seq}"
-            run = {"commandId": command, "name": "compact", "source": {"kind": "user"}}
-            self.deliver(builder.event("command/run", run, commit=False))
-        self.deliver(builder.compaction_start(command, commit=False))
+        """Start a compaction between turns (see :func:`compaction_between_turns`)."""
+        for event in compaction_between_turns(self.loop.builder, data.draw(st.booleans(), label="by command")):
+            self.deliver(event)
 
     def request_now(self, data: st.DataObject) -> None:
         """Open a turn and a step where none is open, then send the step's request unless it was sent."""
