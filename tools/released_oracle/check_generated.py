@@ -281,8 +281,9 @@ def _act(draw: st.DrawFn, loop: AgentLoop) -> None:
         loop.request_sent()
     else:
         loop.commit(loop.build(draw, action))
-    if action == "turn_end" and draw(st.integers(0, 3)) == 0:
-        from sessionlog_spec.suite.machines.agent import compaction_between_turns  # noqa: PLC0415
+    from sessionlog_spec.suite.machines.agent import COMPACT_AFTER_TURN, compaction_between_turns  # noqa: PLC0415
+
+    if action == "turn_end" and draw(st.integers(0, COMPACT_AFTER_TURN - 1)) == 0:
 
         for event in compaction_between_turns(loop.builder, draw(st.booleans())):
             loop.commit(event)
