@@ -269,6 +269,8 @@ def _take_over(old: AgentLoop, state: Any) -> AgentLoop:
 
 def _act(draw: st.DrawFn, loop: AgentLoop) -> None:
     """One step of the machine's ``agent_acts``: the next action as the machine chooses it."""
+    from sessionlog_spec.suite.machines.agent import COMPACT_AFTER_TURN, compaction_between_turns  # noqa: PLC0415
+
     if loop.needs_request():
         actions = ["send_request"] * 6 + ["log_only"]
     else:
@@ -281,10 +283,7 @@ def _act(draw: st.DrawFn, loop: AgentLoop) -> None:
         loop.request_sent()
     else:
         loop.commit(loop.build(draw, action))
-    from sessionlog_spec.suite.machines.agent import COMPACT_AFTER_TURN, compaction_between_turns  # noqa: PLC0415
-
     if action == "turn_end" and draw(st.integers(0, COMPACT_AFTER_TURN - 1)) == 0:
-
         for event in compaction_between_turns(loop.builder, draw(st.booleans())):
             loop.commit(event)
 

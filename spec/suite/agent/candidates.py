@@ -2694,6 +2694,11 @@ def _command_run_data(command: str) -> RawEvent:
     return {"commandId": command, "name": "compact", "source": {"kind": "user"}, "args": "--keep 2"}
 
 
+def _commands_ran(b: SessionBuilder) -> list[str]:
+    """The ids of the commands the session ran, in order."""
+    return [str(_data(e)["commandId"]) for e in b.state.events if e.type == "command/run"]
+
+
 def _command_run(b: SessionBuilder, command: str) -> RawEvent:
     return b.event("command/run", _command_run_data(command), False)
 
@@ -2714,7 +2719,7 @@ def seed_command_run_twice(builder: SessionBuilder, rng: random.Random) -> objec
 def command_done_without_run(builder: SessionBuilder, rng: random.Random) -> object:
     """A ``command/done`` whose ``command/run`` was never logged."""
     b = _scratch(builder)
-    ran = {str(_data(e)["commandId"]) for e in b.state.events if e.type == "command/run"}
+    ran = set(_commands_ran(b))
     command = next(c for c in (f"cmd-{b.next_seq + i}" for i in range(len(ran) + 1)) if c not in ran)
     data = rng.choice(
         ({"kind": "success", "text": "Compacted the conversation."}, {"kind": "error", "text": "Nothing to compact."})
@@ -2746,17 +2751,16 @@ def seed_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random)
     run = b.next_seq
     if not _put(b, _command_run(b, command)):
         return None
-    bookkeeping = [e.seq for e in b.state.events if e.type in {"command/run", "command/done"}]
+    bookkeeping = [e.seq for e in b.state.events if e.type in COMMAND_TYPES]
+    return _seed_with(b, b.event("command/done", _done_citing_wrongly(command, [run, *bookkeeping], run + 1, rng), False))
+
+
+def _done_citing_wrongly(command: str, bookkeeping: Sequence[int], before: int, rng: random.Random) -> RawEvent:
+    """How ``command`` finishes, citing wrongly: a success citing one of ``bookkeeping`` (seqs of
+    command events), or an error citing any seq below ``before``."""
     if rng.random() < 0.5:
-        data: RawEvent = {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice([run, *bookkeeping])}
-    else:
-        data = {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(run + 1)}
-    return _seed_with(b, b.event("command/done", data, False))
-
-
-def _commands_ran(b: SessionBuilder) -> list[str]:
-    """The ids of the commands the session ran, in order."""
-    return [str(_data(e)["commandId"]) for e in b.state.events if e.type == "command/run"]
+        return {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice(bookkeeping)}
+    return {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(before)}
 
 
 @candidate(Code.COMMAND_RUN_REPEATED, "append")
@@ -2776,11 +2780,7 @@ def command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random) -> o
         return None
     command = rng.choice(ran)
     bookkeeping = [e.seq for e in b.state.events if e.type in COMMAND_TYPES]
-    if rng.random() < 0.5:
-        data: RawEvent = {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice(bookkeeping)}
-    else:
-        data = {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(b.next_seq)}
-    return b.event("command/done", data, False)
+    return b.event("command/done", _done_citing_wrongly(command, bookkeeping, b.next_seq, rng), False)
 
 
 # -- titles (INV-REL-26..28) -----------------------------------------------------------------------
