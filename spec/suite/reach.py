@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sessionlog_spec.model.session import seed_session
@@ -61,13 +62,24 @@ def _live(port: InProcessPort, builder: SessionBuilder) -> None:
         port.call("append", event=event)
 
 
-def cells_of(builders: Iterable[SessionBuilder], seeds: Iterable[int] = CENSUS_SEEDS) -> frozenset[Cell]:
-    """Every cell the candidates built on ``builders`` with ``seeds`` reach."""
+@dataclass(frozen=True)
+class Witness:
+    """One census submission that reaches a cell: the live session it was built on and what is sent."""
+
+    mutation: str
+    events: tuple[Any, ...]
+    """The live session the candidate was built on (an ``append`` stands on it; other paths replace it)."""
+    op: str
+    args: Mapping[str, Any]
+
+
+def census(builders: Iterable[SessionBuilder], seeds: Iterable[int] = CENSUS_SEEDS) -> Iterator[tuple[Witness, frozenset[Cell]]]:
+    """Every candidate built on ``builders`` with ``seeds`` that the model refuses, with the cells it reaches."""
     port = InProcessPort(Oracle())
     seeds = tuple(seeds)
-    found: set[Cell] = set()
     for builder in builders:
         _live(port, builder)
+        events = tuple(builder.events)
         for mutation in MUTATIONS:
             if mutation.context not in PATH_OPS:
                 continue
@@ -78,13 +90,27 @@ def cells_of(builders: Iterable[SessionBuilder], seeds: Iterable[int] = CENSUS_S
                 op, args = PATH_OPS[mutation.context], {_ARGUMENT[mutation.context]: value}
                 reply = port.call(op, **args)
                 if isinstance(reply, Refused):
-                    found.update(refusal_cells(op, args, reply.code, reply.message))
+                    yield Witness(mutation.name, events, op, args), frozenset(refusal_cells(op, args, reply.code, reply.message))
                 elif op in ("append", "seed", "load"):
                     _live(port, builder)  # not refused after all: the live session moved
-    return frozenset(found)
+
+
+def cells_of(builders: Iterable[SessionBuilder], seeds: Iterable[int] = CENSUS_SEEDS) -> frozenset[Cell]:
+    """Every cell the candidates built on ``builders`` with ``seeds`` reach."""
+    return frozenset().union(*(cells for _, cells in census(builders, seeds)))
 
 
 @functools.cache
+def census_witnesses() -> Mapping[str, Witness]:
+    """The census, as report keys (:func:`~sessionlog_spec.suite.cells.cell_key`), each with the first
+    submission that reached it (what the nightly cell sweep puts to the port)."""
+    found: dict[str, Witness] = {}
+    for witness, cells in census(census_sessions()):
+        for cell in cells:
+            found.setdefault(cell_key(cell), witness)
+    return found
+
+
 def reachable_cells() -> frozenset[str]:
     """The census, as report keys (:func:`~sessionlog_spec.suite.cells.cell_key`)."""
-    return frozenset(cell_key(c) for c in cells_of(census_sessions()))
+    return frozenset(census_witnesses())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +20,13 @@ from hypothesis.errors import Flaky, FlakyFailure, InvalidDefinition, Unsatisfia
 from hypothesis.stateful import run_state_machine_as_test
 
 from sessionlog_spec.protocol.messages import GROUPS, Hello, Port
+from sessionlog_spec.suite.cell_sweep import SWEEPING_GROUP, census_in_background, sweep_cells
 from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.machines import MACHINES, REQUIRES, Disagreement, MachineContext
 from sessionlog_spec.suite.minimise import minimise
 from sessionlog_spec.suite.output.cases import write_case
 from sessionlog_spec.suite.profiles import Profile, ShrinkBudget, hypothesis_settings, shrink_budget
+from sessionlog_spec.suite.reach import Witness
 
 PASSED, FAILED, UNSUPPORTED, VOID, ERROR = "passed", "failed", "unsupported", "void", "error"
 
@@ -117,6 +119,8 @@ class RunResult:
     options: RunOptions
     groups: list[GroupResult]
     seconds: float
+    reachable: frozenset[str] | None = None
+    """The reach census's cells, when the run computed it (a deep run sweeps what generation missed)."""
 
     @property
     def void(self) -> bool:
@@ -299,8 +303,41 @@ def run(
     started = time.monotonic()
     hello = port.hello
     results: list[GroupResult] = []
-    for group in options.groups():
-        if on_group is not None:
-            on_group(group)
-        results.append(run_group(group, port, hello, options, on_example))
-    return RunResult(hello, options, results, time.monotonic() - started)
+    # A deep run of every group is judged on the reach census: it is computed on another core
+    # while the groups run, and what generation left unreached is then swept (cell_sweep).
+    sweeping = options.profile.require_full_coverage and not options.only
+    executor, census = census_in_background() if sweeping else (None, None)
+    try:
+        for group in options.groups():
+            if on_group is not None:
+                on_group(group)
+            results.append(run_group(group, port, hello, options, on_example))
+        reachable = None
+        if census is not None:
+            witnesses = census.result()
+            reachable = frozenset(witnesses)
+            _sweep(results, witnesses, port, hello, options)
+    finally:
+        if executor is not None:
+            executor.shutdown(cancel_futures=True)
+    return RunResult(hello, options, results, time.monotonic() - started, reachable)
+
+
+def _sweep(results: list[GroupResult], witnesses: Mapping[str, Witness], port: Port, hello: Hello, options: RunOptions) -> None:
+    """Send the census's submission for every reachable cell no group reached, through the group
+    that owns its path (when that group ran and passed), counted and judged as that group's."""
+    unreached = set(witnesses).difference(*(r.coverage.cells for r in results))
+    for result in results:
+        if result.status != PASSED or result.group not in SWEEPING_GROUP.values():
+            continue
+        context = MachineContext(
+            result.group, port, frozenset(hello.capabilities), strict_codes=options.strict_codes, coverage=result.coverage
+        )
+        started = time.monotonic()
+        try:
+            sweep_cells(context, witnesses, unreached)
+        except Disagreement as failure:
+            _failed(result, [failure], hello, options, port=port)
+        except Exception as error:  # a bug in the suite or the port's client: the group errs, as in run_group
+            result.status, result.detail = ERROR, _describe(error)
+        result.seconds += time.monotonic() - started

@@ -60,7 +60,7 @@ def decide(run: RunResult, judgement: Judgement) -> Verdict:
     never_cells: list[str] = []
     reachable = 0
     if judged:
-        census = reachable_cells()
+        census = run.reachable if run.reachable is not None else reachable_cells()
         reachable = len(census)
         never_cells = sorted(census - reached_cells(r.coverage for r in run.groups))
         if never_cells:

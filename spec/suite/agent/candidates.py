@@ -2748,19 +2748,20 @@ def seed_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random)
         if not (_put(b, _command_run(b, earlier)) and _put(b, b.event("command/done", done, False))):
             return None
     command = f"cmd-{b.next_seq}"
-    run = b.next_seq
     if not _put(b, _command_run(b, command)):
         return None
-    bookkeeping = [e.seq for e in b.state.events if e.type in COMMAND_TYPES]
-    return _seed_with(b, b.event("command/done", _done_citing_wrongly(command, [run, *bookkeeping], run + 1, rng), False))
+    return _seed_with(b, b.event("command/done", _done_citing_wrongly(command, b, rng), False))
 
 
-def _done_citing_wrongly(command: str, bookkeeping: Sequence[int], before: int, rng: random.Random) -> RawEvent:
-    """How ``command`` finishes, citing wrongly: a success citing one of ``bookkeeping`` (seqs of
-    command events), or an error citing any seq below ``before``."""
-    if rng.random() < 0.5:
-        return {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice(bookkeeping)}
-    return {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(before)}
+def _done_citing_wrongly(command: str, b: SessionBuilder, rng: random.Random) -> RawEvent:
+    """How ``command`` finishes next in ``b``, citing wrongly: a success citing command bookkeeping
+    (a run or a done, the type drawn first, so a log with one done among many runs cites it as often
+    as a run), or an error citing any earlier event."""
+    by_type = {t: [e.seq for e in b.state.events if e.type == t] for t in COMMAND_TYPES}
+    cited = rng.choice([t for t in sorted(by_type) if by_type[t]] + ["error"])
+    if cited != "error":
+        return {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice(by_type[cited])}
+    return {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(b.next_seq)}
 
 
 @candidate(Code.COMMAND_RUN_REPEATED, "append")
@@ -2778,9 +2779,7 @@ def command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random) -> o
     ran = _commands_ran(b)
     if not ran:
         return None
-    command = rng.choice(ran)
-    bookkeeping = [e.seq for e in b.state.events if e.type in COMMAND_TYPES]
-    return b.event("command/done", _done_citing_wrongly(command, bookkeeping, b.next_seq, rng), False)
+    return b.event("command/done", _done_citing_wrongly(rng.choice(ran), b, rng), False)
 
 
 # -- titles (INV-REL-26..28) -----------------------------------------------------------------------

@@ -155,7 +155,7 @@ class HeaderMachine(AgentMachine):
             self.exchange("fold_header", events=list(self.loop.log))
 
     def decide(self, data: st.DataObject, begins_series: bool) -> dict[str, Any] | None:
-        how = data.draw(st.sampled_from(PRESENTATIONS), label="presentation")
+        how = self.pick(data, PRESENTATIONS, "presentation")
         facts = self.loop.facts(begins_series)
         self.tag("INV-HDR-7" if how != "canonical" else "INV-HDR-8")
 
@@ -169,12 +169,13 @@ class HeaderMachine(AgentMachine):
         facts = self.loop.facts(begins_series=False)
         self.exchange("header_decision", events=[*self.loop.log, candidate], header=self.loop.assembled(), instance=facts)
 
-    @rule(data=st.data(), probe=st.sampled_from(PROBES))
+    @rule(data=st.data())
     @step
-    def probe_headers(self, data: st.DataObject, probe: str) -> None:
+    def probe_headers(self, data: st.DataObject) -> None:
+        probe = self.pick(data, PROBES, "probe")
         if probe == "bad_header":
             self.retitle("request_with_bad_header")
-            how = data.draw(st.sampled_from(BAD_HEADERS), label="broken as")
+            how = self.pick(data, BAD_HEADERS, "broken as")
             facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
             header = broken(cast(DrawFn, data.draw), self.loop.assembled(), how)
             self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
@@ -182,7 +183,7 @@ class HeaderMachine(AgentMachine):
         self.retitle("fold_headers")
         events: list[Any] = list(self.loop.log)
         if probe == "fold_non_canonical":
-            how = data.draw(st.sampled_from(sorted(EMPTY_MEMBERS)), label="presentation")
+            how = self.pick(data, sorted(EMPTY_MEMBERS), "presentation")
             # Drop the member first, so the stored snapshot spells it out empty whatever the mode
             # (most modes have a system prompt and tools, which would leave the snapshot canonical).
             bare = {k: v for k, v in self.loop.assembled().items() if k != EMPTY_MEMBERS[how]}
@@ -193,7 +194,7 @@ class HeaderMachine(AgentMachine):
             # Another writer's snapshot: the reader takes the latest whatever its reason, and the
             # writer's rule (which reason goes with which header) is not the reader's to check.
             base = self.loop.assembled()
-            how = data.draw(st.sampled_from(DRIFTS), label="drift")
+            how = self.pick(data, DRIFTS, "drift")
             snapshot = drifted(cast(DrawFn, data.draw), base, how) or base
             reason = data.draw(st.sampled_from(("initial", "resume", "change", "series")))
             foreign: dict[str, object] = {"header": snapshot, "reason": reason}
@@ -204,25 +205,27 @@ class HeaderMachine(AgentMachine):
         self.exchange("fold_header", events=events)
 
     @precondition(lambda self: self.loop.state.header is not None)
-    @rule(data=st.data(), how=st.sampled_from(TOOLS_ONLY))
+    @rule(data=st.data())
     @step
-    def request_with_other_tools(self, data: st.DataObject, how: str) -> None:
+    def request_with_other_tools(self, data: st.DataObject) -> None:
         # Loop changes mostly alter the system prompt or config along with the tools, and a request
         # follows a change only now and then; asking about a header that differs from the latest
         # snapshot in its tools alone shows whether equality looks at the tool list (INV-HDR-7).
+        how = self.pick(data, TOOLS_ONLY, "tools changed")
         header = tools_changed(cast(dict[str, Any], thaw(self.loop.state.header)), how)
         facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
         self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
 
     @precondition(lambda self: self.loop.state.header is not None)
-    @rule(data=st.data(), instance=st.sampled_from(("this", "new")), how=st.sampled_from(PRESENTATIONS))
+    @rule(data=st.data(), instance=st.sampled_from(("this", "new")))
     @step
-    def request_with_same_header(self, data: st.DataObject, instance: str, how: str) -> None:
+    def request_with_same_header(self, data: st.DataObject, instance: str) -> None:
         # An example sends a request every twenty-odd steps, and most of them change the header or
         # begin no series, so the anchoring and series rules were put to the port a few times per
         # run.  This asks, without committing, what the next request would write if its header
         # equalled the latest snapshot (in any spelling): `resume` from a new loop instance; from
         # this one, `series` when a series begins and nothing otherwise.
+        how = self.pick(data, PRESENTATIONS, "presentation")
         latest = cast(dict[str, Any], thaw(self.loop.state.header))
         facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
         facts["first_request"] = facts["first_request"] or instance == "new"
@@ -233,16 +236,15 @@ class HeaderMachine(AgentMachine):
     @precondition(lambda self: self.loop.state.header is not None and self.loop.state.trace.open_turn is not None)
     @rule(
         data=st.data(),
-        how=st.sampled_from(DRIFTS),
-        presentation=st.sampled_from(PRESENTATIONS),
         instance=st.sampled_from(("this", "new")),
     )
     @step
-    def request_after_drift_undone(self, data: st.DataObject, how: str, presentation: str, instance: str) -> None:
+    def request_after_drift_undone(self, data: st.DataObject, instance: str) -> None:
         # A drift is one difference from the latest snapshot; the snapshot the drifted request
         # writes and the settings put back then differ the other way round: a member the snapshot
         # lacks and the header has (a system prompt, tools, a config value, a marker), a tool it does
         # not list.  Snapshots mostly hold every member, so that side of equality was rarely asked.
+        how, presentation = self.pick(data, DRIFTS, "drift"), self.pick(data, PRESENTATIONS, "presentation")
         before = cast(dict[str, Any], thaw(self.loop.state.header))
         header = drifted(cast(DrawFn, data.draw), before, how)
         if header is None or header_event_problem(freeze({"header": header, "reason": "change"})) is not None:

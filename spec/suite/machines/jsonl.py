@@ -160,9 +160,10 @@ class JsonlMachine(LiveSessionMachine):
         self.loop.builder.session_id = header["id"]
         self.take_over(self.oracle.state)
 
-    @rule(data=st.data(), what=st.sampled_from(STORAGE_EVENTS))
+    @rule(data=st.data())
     @step
-    def storage(self, data: st.DataObject, what: str) -> None:
+    def storage(self, data: st.DataObject) -> None:
+        what = self.pick(data, STORAGE_EVENTS, "storage")
         if what == "save":
             self.retitle("save")
             self.exchange("save")

@@ -117,9 +117,10 @@ class LegacyMachine(AgentMachine):
             self.tag("INV-LEGACY-5", "INV-LEGACY-8")
         self.upgrade(log)
 
-    @rule(form=st.sampled_from(REFUSED_FORMS), ignorable=st.booleans())
+    @rule(data=st.data(), ignorable=st.booleans())
     @step
-    def upgrade_refused_form(self, form: str, ignorable: bool) -> None:
+    def upgrade_refused_form(self, data: st.DataObject, ignorable: bool) -> None:
+        form = self.pick(data, REFUSED_FORMS, "form")
         self.upgrade(self.stored(extra=[refused_event(form, len(self.loop.log), ignorable)]))
 
     @rule(v1=st.just(1))
@@ -151,9 +152,10 @@ class LegacyMachine(AgentMachine):
         self.upgrade(self.upgraded)
 
     @precondition(lambda self: self.loads or self.ctx.supports("read"))
-    @rule(refused=st.one_of(st.none(), st.sampled_from(REFUSED_FORMS)))
+    @rule(data=st.data())
     @step
-    def load_legacy(self, refused: str | None) -> None:
+    def load_legacy(self, data: st.DataObject) -> None:
+        refused = self.pick(data, (None, *REFUSED_FORMS), "refused form")
         extra = [] if refused is None else [refused_event(refused, len(self.loop.log), ignorable=False)]
         text = stored_text(self.stored(extra=extra))
         if self.ctx.supports("read"):

@@ -74,9 +74,10 @@ class ReadMachine(AgentMachine):
         jsonl = candidate if mutation.context == "load" else stored_text(candidate)
         self.exchange("read", jsonl=jsonl)
 
-    @rule(data=st.data(), what=st.sampled_from(READS))
+    @rule(data=st.data())
     @step
-    def read_stored(self, data: st.DataObject, what: str) -> None:
+    def read_stored(self, data: st.DataObject) -> None:
+        what = self.pick(data, READS, "read")
         text = self.text(packed=what == "packed" or (what in CRASHES and data.draw(st.booleans(), label="packed")))
         if what in {"plain", "packed"}:
             self.retitle(f"read_{'saved' if what == 'plain' else what}")

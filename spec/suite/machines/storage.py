@@ -167,9 +167,10 @@ class StorageMachine(AgentMachine):
         self.reopen()
 
     @precondition(lambda self: self.is_open)
-    @rule(data=st.data(), damage=st.sampled_from(DAMAGES))
+    @rule(data=st.data())
     @step
-    def damage_and_reopen(self, data: st.DataObject, damage: str) -> None:
+    def damage_and_reopen(self, data: st.DataObject) -> None:
+        damage = self.pick(data, DAMAGES, "damage")
         self.close()
         header = thaw(self.oracle.header)
         assert isinstance(header, dict)

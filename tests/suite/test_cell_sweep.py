@@ -1,0 +1,68 @@
+"""The cell sweep: a deep run puts the census's submission for every cell generation left unreached
+to the port, through the group owning its path, and judges the answer as any step's."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from sessionlog_spec.suite.agent.builder import realistic_session
+from sessionlog_spec.suite.cell_sweep import SWEEP_RULE, SWEEPING_GROUP, sweep_cells
+from sessionlog_spec.suite.cells import cell_key
+from sessionlog_spec.suite.coverage import GroupCoverage
+from sessionlog_spec.suite.machines import Disagreement, MachineContext
+from sessionlog_spec.suite.oracle import Oracle
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
+from sessionlog_spec.suite.reach import Witness, census
+
+
+@functools.cache
+def _witnesses() -> Mapping[str, Witness]:
+    """A small census: one realistic session, one seed (the full one takes a minute)."""
+    found: dict[str, Witness] = {}
+    for witness, cells in census([realistic_session(1)], seeds=[0]):
+        for cell in cells:
+            found.setdefault(cell_key(cell), witness)
+    return found
+
+
+def _context(group: str, port: InProcessPort) -> MachineContext:
+    return MachineContext(group, port, frozenset(port.hello.capabilities), coverage=GroupCoverage(group))
+
+
+@pytest.mark.parametrize("group", sorted(set(SWEEPING_GROUP.values())))
+def test_the_sweep_reaches_every_unreached_cell_its_group_owns(group: str) -> None:
+    witnesses = _witnesses()
+    owned = {cell for cell, w in witnesses.items() if SWEEPING_GROUP[w.op] == group}
+    assert owned, f"the census gave {group} nothing to sweep"
+    context = _context(group, InProcessPort(Oracle()))
+    sent = sweep_cells(context, witnesses, set(witnesses))
+    assert owned <= set(context.coverage.cells)
+    assert 0 < sent <= len(owned)  # one submission may reach several cells
+    assert context.coverage.rules[SWEEP_RULE] == sent
+
+
+def test_the_sweep_leaves_reached_cells_and_other_groups_cells_alone() -> None:
+    witnesses = _witnesses()
+    context = _context("legacy", InProcessPort(Oracle()))
+    others = {cell for cell, w in witnesses.items() if SWEEPING_GROUP[w.op] != "legacy"}
+    assert sweep_cells(context, witnesses, others) == 0
+    assert not context.coverage.cells
+
+
+def test_a_port_that_accepts_a_swept_submission_fails_its_group() -> None:
+    oracle = Oracle()
+
+    def accepts_every_upgrade(message: dict[str, Any]) -> dict[str, Any]:
+        if message["op"] == "upgrade_v0":
+            return {"id": message["id"], "ok": True, "result": {"log": message["log"]}}
+        return oracle(message)
+
+    context = _context("legacy", InProcessPort(accepts_every_upgrade))
+    with pytest.raises(Disagreement) as raised:
+        sweep_cells(context, _witnesses(), set(_witnesses()))
+    assert raised.value.transcript[-1].op == "upgrade_v0"
+    assert raised.value.rule == SWEEP_RULE
