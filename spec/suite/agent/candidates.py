@@ -3205,7 +3205,9 @@ def payload_fault_in_event(builder: SessionBuilder, rng: random.Random) -> objec
 
 
 SWEPT_FAULTS = 40
-"""How many one-fault variants a payload sweep of one kind across every type submits at most."""
+"""How many one-fault variants a payload sweep submits at most (per type, when it sweeps types)."""
+SWEPT_TYPES = 2
+"""How many types a payload sweep of every site of a type's payloads takes."""
 
 
 def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[RawEvent]:
@@ -3228,9 +3230,15 @@ def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[Raw
     if not notes:
         return []
     kinds: tuple[str, ...] = FAULT_KINDS
+    limit = SWEPT_FAULTS
     if rng.random() < 0.5:
-        type_ = rng.choice(sorted({event["type"] for event, _, _ in notes}))
-        notes = [note for note in notes if note[0]["type"] == type_]
+        # Two types a sweep: with forty types and a sweep per example, one type was swept on a
+        # given path about once in three runs, so a check a port forgot on one type alone passed
+        # most runs.
+        types = sorted({event["type"] for event, _, _ in notes})
+        chosen = set(rng.sample(types, min(SWEPT_TYPES, len(types))))
+        notes = [note for note in notes if note[0]["type"] in chosen]
+        limit *= len(chosen)
     else:
         kinds = (rng.choice(FAULT_KINDS),)
     out = [
@@ -3241,7 +3249,7 @@ def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[Raw
         for value in (apply_site(event["data"], site, rng),)
         if shape_problem(shape, value, "$", context) is not None
     ]
-    return out if len(out) <= SWEPT_FAULTS else rng.sample(out, SWEPT_FAULTS)
+    return out if len(out) <= limit else rng.sample(out, limit)
 
 
 # -- the v0 source (INV-LEGACY-9) ------------------------------------------------------------------
