@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from model_cases import BUILDER_STATES
 
+from sessionlog_spec.model.rows import seq_spans
 from sessionlog_spec.model.session import SessionState, fold_session, seed_session
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import SessionBuilder
@@ -24,6 +25,7 @@ from sessionlog_spec.suite.agent.candidates import (
     OPENINGS,
     Candidate,
     Mutation,
+    _malformed_ranges,
     applicable,
     mutations_for,
     opened_scene,
@@ -157,3 +159,18 @@ def test_an_opened_scene_is_a_valid_seed_that_leaves_its_kind_open(what: str) ->
             assert _left_open(folded, what), (state_name, seed)
             assert not isinstance(seed_session(events), Violation), (state_name, seed)
     assert built, f"no state holds an opened {what}"
+
+
+def test_inv_jsonl_10_malformed_ranges_include_a_step_back_with_no_repeat() -> None:
+    """INV-JSONL-10: ranges must be strictly increasing.  A candidate list whose order is its only
+    fault (no seq repeated, every bound in range) is among the spellings, so a reader that checks
+    repeats but not order is sent one, in a tenth of the draws at least."""
+    order_only = []
+    for seed in range(200):
+        value = _malformed_ranges(12, random.Random(seed))
+        if seq_spans(value, 12) != "sourceEventSeqs ranges must be strictly increasing":
+            continue
+        expanded = [n for entry in value for n in (range(entry[0], entry[1] + 1) if isinstance(entry, list) else [entry])]
+        if len(set(expanded)) == len(expanded):
+            order_only.append(value)
+    assert len(order_only) >= 20

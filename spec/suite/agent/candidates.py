@@ -1551,13 +1551,14 @@ def malformed_packed_row_in_committed_history(builder: SessionBuilder, rng: rand
 def _malformed_ranges(seq: int, rng: random.Random) -> object:
     """A range list a row at ``seq`` may not hold, drawn: a pair inverted, not a pair, past the row's
     seq, of no integers; a list that stops increasing after a range (a repeat, a step back, before or
-    after the range); not a list at all."""
+    after the range); not a list at all.  A step back comes also with no seq repeated, so the order
+    is its only fault: a reader that checks repeats but not order keeps it."""
     a = rng.randrange(max(seq - 1, 1))
     b = rng.randrange(a, max(seq - 1, a + 1))
     return rng.choice((
         [[b + 1, a]], [[a]], [[a, b, b + 1]], [[a, seq]], [[a, seq + rng.randrange(1, 5)]], [[a, b + 0.5]], [["0", b]],
         [[a, b], b], [[a, b], a], [[a, b], rng.randrange(b + 1)], [b, [a, b]], [b, [b, b]], [[a, b], [b, b + 1]],
-        [[a, b], [a, b]], "0-1", {"start": a, "end": b},
+        [[a, b], [a, b]], [[b + 1, b + 1], a], [b + 1, [a, b]], "0-1", {"start": a, "end": b},
     ))  # fmt: skip
 
 
