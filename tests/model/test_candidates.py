@@ -170,6 +170,7 @@ def test_inv_jsonl_10_malformed_ranges_include_a_step_back_with_no_repeat() -> N
         value = _malformed_ranges(12, random.Random(seed))
         if seq_spans(value, 12) != "sourceEventSeqs ranges must be strictly increasing":
             continue
+        assert isinstance(value, list)
         expanded = [n for entry in value for n in (range(entry[0], entry[1] + 1) if isinstance(entry, list) else [entry])]
         if len(set(expanded)) == len(expanded):
             order_only.append(value)
