@@ -5,18 +5,26 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sessionlog_spec.suite import run as run_module
 from sessionlog_spec.suite.agent.builder import realistic_session
 from sessionlog_spec.suite.cell_sweep import SWEEP_RULE, SWEEPING_GROUP, sweep_cells
 from sessionlog_spec.suite.cells import cell_key
 from sessionlog_spec.suite.coverage import GroupCoverage
+from sessionlog_spec.suite.expectations import judge
 from sessionlog_spec.suite.machines import Disagreement, MachineContext
 from sessionlog_spec.suite.oracle import Oracle
+from sessionlog_spec.suite.ports import port_for
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
+from sessionlog_spec.suite.profiles import PROFILES
 from sessionlog_spec.suite.reach import Witness, census
+from sessionlog_spec.suite.run import RunOptions
+from sessionlog_spec.suite.verdict import decide
 
 
 @functools.cache
@@ -66,3 +74,23 @@ def test_a_port_that_accepts_a_swept_submission_fails_its_group() -> None:
         sweep_cells(context, _witnesses(), set(_witnesses()))
     assert raised.value.transcript[-1].op == "upgrade_v0"
     assert raised.value.rule == SWEEP_RULE
+
+
+def test_a_deep_run_sweeps_what_its_groups_left_unreached(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A run judged on the census (every group, full coverage required) reaches every reachable cell:
+    the groups' few examples leave most of them, and the sweep sends them afterwards."""
+    witnesses = _witnesses()
+    done: Future[Mapping[str, Witness]] = Future()
+    done.set_result(witnesses)
+    monkeypatch.setattr(run_module, "census_in_background", lambda: (None, done))
+    port = port_for("model")
+    options = RunOptions(PROFILES["nightly"], database=None, cases_dir=tmp_path, max_examples=2, step_count=10, seed=0)
+    result = run_module.run(port, options)
+    assert result.reachable == frozenset(witnesses)
+    reached = set().union(*(r.coverage.cells for r in result.groups))
+    assert all(r.status == "passed" for r in result.groups), [(r.group, r.status, r.detail) for r in result.groups]
+    assert set(witnesses) <= reached
+    assert sum(r.coverage.rules[SWEEP_RULE] for r in result.groups) > 0
+    verdict = decide(result, judge(result.groups, []))
+    assert verdict.never_cells == []
+    assert verdict.reachable_cells == len(witnesses)
