@@ -38,7 +38,6 @@ from sessionlog_spec.model.legacy import StoredLog
 from sessionlog_spec.suite.agent.actions import (
     LOG_ONLY_TYPES,
     TOOL_NAMES,
-    TURN_END_REASONS,
     UNKNOWN_TYPE_NAMES,
     WORDS,
     ActionValues,
@@ -47,6 +46,7 @@ from sessionlog_spec.suite.agent.actions import (
     drawn,
     fixed,
     open_calls,
+    turn_end_reason,
 )
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, text_block
 from sessionlog_spec.suite.profiles import PROFILES
@@ -206,7 +206,7 @@ VALUES = ActionValues(
     tool_arguments=fixed("{}"),
     usage=lambda draw: {"inputTokens": draw(st.integers(0, 10_000)), "outputTokens": draw(st.integers(0, 4_000))},
     duration_ms=drawn(st.integers(0, 60_000)),
-    turn_end_reason=drawn(TURN_END_REASONS),
+    turn_end_reason=turn_end_reason,
     header=drawn(headers(canonical=True)),
     summary=drawn(WORDS),
     rewrite_text=drawn(TEXT),

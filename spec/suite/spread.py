@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
@@ -35,3 +35,32 @@ def spread(draw: DrawFn, options: Sequence[T], key: object, label: str) -> T:
     digest = hashlib.blake2b(json.dumps(key, sort_keys=True, default=repr).encode(), digest_size=8)
     digest.update(salt.to_bytes(4, "little"))
     return options[int.from_bytes(digest.digest(), "little") % len(options)]
+
+
+class KeyedDraw:
+    """A draw function that knows the session it draws for, so :func:`choose` can spread over it.
+
+    Values an event holds (its text, its tool, its note, its reason) are drawn deep inside the
+    makers of :mod:`~sessionlog_spec.suite.agent.actions`, which see only a draw function.  Wrapping
+    the draw carries the key there without threading the session through every maker.
+    """
+
+    def __init__(self, draw: DrawFn, key: object) -> None:
+        self.draw: DrawFn = draw.draw if isinstance(draw, KeyedDraw) else draw
+        self.key = key
+
+    def __call__(self, strategy: st.SearchStrategy[T], label: object = None) -> T:
+        return self.draw(strategy, label=label)
+
+
+def keyed_draw(draw: DrawFn, key: object) -> DrawFn:
+    """``draw``, knowing that it draws for the session ``key``."""
+    return cast(DrawFn, KeyedDraw(draw, key))
+
+
+def choose(draw: DrawFn, options: Sequence[T], label: str) -> T:
+    """One of ``options``: spread over the session when ``draw`` knows it (:class:`KeyedDraw`),
+    drawn plainly otherwise."""
+    if isinstance(draw, KeyedDraw):
+        return spread(draw.draw, options, draw.key, label)
+    return draw(st.sampled_from(options))

@@ -31,6 +31,7 @@ from sessionlog_spec.suite.agent.candidates import (
     opened_scene,
     submit,
 )
+from sessionlog_spec.suite.agent.variants import variants
 
 SEEDS = (0, 1, 2)
 
@@ -165,13 +166,37 @@ def test_inv_jsonl_10_malformed_ranges_include_a_step_back_with_no_repeat() -> N
     """INV-JSONL-10: ranges must be strictly increasing.  A candidate list whose order is its only
     fault (no seq repeated, every bound in range) is among the spellings, so a reader that checks
     repeats but not order is sent one, in a tenth of the draws at least."""
-    order_only = []
-    for seed in range(200):
-        value = _malformed_ranges(12, random.Random(seed))
-        if seq_spans(value, 12) != "sourceEventSeqs ranges must be strictly increasing":
-            continue
-        assert isinstance(value, list)
-        expanded = [n for entry in value for n in (range(entry[0], entry[1] + 1) if isinstance(entry, list) else [entry])]
-        if len(set(expanded)) == len(expanded):
-            order_only.append(value)
+    order_only = [value for seed in range(200) if _order_only(value := _malformed_ranges(12, random.Random(seed)))]
     assert len(order_only) >= 20
+
+
+def _order_only(value: object) -> bool:
+    """Whether the range list ``value`` (at seq 12) is refused for its order alone."""
+    if seq_spans(value, 12) != "sourceEventSeqs ranges must be strictly increasing":
+        return False
+    assert isinstance(value, list)
+    expanded = [n for entry in value for n in (range(entry[0], entry[1] + 1) if isinstance(entry, list) else [entry])]
+    return len(set(expanded)) == len(expanded)
+
+
+def test_inv_jsonl_10_a_walk_over_the_choices_sends_a_step_back_with_no_repeat() -> None:
+    """A sweep walks a candidate's choices (``variants``), changing its first ones first: the fault
+    is drawn before its spelling, so the walk reaches the order-only fault."""
+    walked = list(variants(lambda _builder, rng: _malformed_ranges(12, rng), SessionBuilder(), limit=16, runs=48))
+    assert any(_order_only(value) for value in walked)
+
+
+def test_inv_legacy_9_a_non_array_message_prefix_is_built_on_a_log_with_no_header_yet() -> None:
+    """INV-LEGACY-9: a v0 snapshot's ``messagePrefix`` that is not an array is refused.  A session's
+    first moments hold no ``request/header``, yet the malformed-legacy-form candidate writes one to
+    get wrong there too, as often as any other form of its log."""
+    mutation = next(m for m in MUTATIONS if m.name == "v0_malformed_legacy_form")
+    spoiled = 0
+    for builder in (SessionBuilder(), _builders()["fresh"]):
+        assert not any(e.type == "request/header" for e in builder.state.events)
+        for seed in range(40):
+            value = mutation.build(builder, random.Random(seed))
+            assert isinstance(value, dict)
+            headers = [e for e in value["events"] if e["type"] == "request/header"]
+            spoiled += any(not isinstance(e["data"]["header"].get("messagePrefix"), list) for e in headers)
+    assert spoiled >= 10

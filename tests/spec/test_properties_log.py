@@ -18,6 +18,7 @@ from sessionlog_spec.contracts import compaction as compaction_c
 from sessionlog_spec.contracts import header as header_c
 from sessionlog_spec.contracts import log as log_c
 from sessionlog_spec.contracts import surface as surface_c
+from sessionlog_spec.model.compaction import pairing_delta
 from sessionlog_spec.model.event import SURFACE_TYPES, Replace, encode_event
 from sessionlog_spec.model.json_value import json_equal
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
@@ -209,10 +210,14 @@ def test_inv_compact_4_cut_cache_equals_recomputation_after_appends_and_replacem
 @given(sessions_with_replacements())
 def test_inv_compact_6_tracked_pending_count_equals_tail_balance(builder: SessionBuilder) -> None:
     for state in stepwise_states(builder.events):
+        tail = sum(pairing_delta(state.events[seq]) for seq in state.surface.nodes)
+        assert state.pending_calls == tail
         counts = compaction_c.running_counts(state.surface.nodes, state.events)
-        assert not isinstance(counts, Violation), counts
-        assert state.pending_calls == counts[-1]
-        assert min(counts) >= 0
+        if isinstance(counts, Violation):
+            # A careless compactor shadowed a call whose result stayed: some cut counts below zero.
+            assert counts.code is Code.TOOL_PAIRING_NEGATIVE, counts
+            continue
+        assert counts[-1] == tail
     event(f"pending at end {builder.state.pending_calls}")
 
 

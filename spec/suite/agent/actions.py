@@ -48,6 +48,7 @@ from sessionlog_spec.model.trace import ABORT_CAUSES
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import PROVIDER, OpenCompaction, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.payload_values import valid_payload
+from sessionlog_spec.suite.spread import choose, keyed_draw
 
 T = TypeVar("T")
 
@@ -128,16 +129,19 @@ def abort_cause(kind: str) -> dict[str, Any]:
     return {"kind": "hook", "reason": "The Stop hook blocked the turn."} if kind == "hook" else {"kind": kind}
 
 
-TURN_END_REASONS: st.SearchStrategy[dict[str, Any]] = st.one_of(
-    st.sampled_from([{"kind": k} for k in ("completed", "blocked", "max-tokens", "interrupted")]),
-    st.sampled_from(sorted(ABORT_CAUSES)).map(lambda cause: {"kind": "aborted", "reason": abort_cause(cause)}),
-    st.builds(
-        lambda message, code: {"kind": "error", "error": {"message": message, "code": code}},
-        WORDS,
-        st.sampled_from(["PROVIDER_ERROR", "RATE_LIMITED", "UNKNOWN"]),
-    ),
-)
-"""Every v1 turn-end reason kind, with its required facts (``turn_end``)."""
+TURN_END_KINDS = ("completed", "blocked", "max-tokens", "interrupted", "aborted", "error")
+"""Every v1 turn-end reason kind."""
+
+
+def turn_end_reason(draw: DrawFn) -> dict[str, Any]:
+    """A turn-end reason of any kind (spread over the session), with the facts its kind requires."""
+    kind = choose(draw, TURN_END_KINDS, "turn end")
+    if kind == "aborted":
+        return {"kind": kind, "reason": abort_cause(choose(draw, sorted(ABORT_CAUSES), "abort cause"))}
+    if kind == "error":
+        code = choose(draw, ("PROVIDER_ERROR", "RATE_LIMITED", "UNKNOWN"), "error code")
+        return {"kind": kind, "error": {"message": draw(WORDS, label="error message"), "code": code}}
+    return {"kind": kind}
 
 
 # -- what is legal now ------------------------------------------------------------------------
@@ -200,6 +204,11 @@ def drawn(strategy: st.SearchStrategy[T]) -> Maker[T]:
     return lambda draw: draw(strategy)
 
 
+def pooled(options: Sequence[T], label: str) -> Maker[T]:
+    """A maker that picks one of ``options``, spread over the session (:func:`~sessionlog_spec.suite.spread.choose`)."""
+    return lambda draw: copy.deepcopy(choose(draw, options, label))
+
+
 def fixed(value: T) -> Maker[T]:
     """A maker that draws nothing and gives (a fresh copy of) ``value``."""
     return lambda draw: copy.deepcopy(value)
@@ -207,7 +216,7 @@ def fixed(value: T) -> Maker[T]:
 
 NOTE_VARIANTS = 5
 """How many realistic payloads each note type has to choose from (:func:`note_event`)."""
-ANY_NOTE: Maker[int] = drawn(st.integers(0, NOTE_VARIANTS - 1))
+ANY_NOTE: Maker[int] = pooled(range(NOTE_VARIANTS), "note variant")
 """The default :attr:`ActionValues.note`: any variant."""
 
 
@@ -247,48 +256,43 @@ class ActionValues:
     """Whether a note's payload is now and then drawn along its type's shape instead (:func:`shaped_note`)."""
 
 
-TEXTS = st.sampled_from(
-    [
-        "Please fix the failing test in parser.py.",
-        "",
-        "Résumé → naïve ünïcödé ✓",
-        "日本語のテキスト",
-        "emoji 🎉 outside the basic plane",
-        "line one\nline two\ttabbed",
-        'quotes " and backslash \\ and \u2028 separator',
-        "\x00 nul and \x1f unit separator",
-    ]
+TEXTS = (
+    "Please fix the failing test in parser.py.",
+    "",
+    "Résumé → naïve ünïcödé ✓",
+    "日本語のテキスト",
+    "emoji 🎉 outside the basic plane",
+    "line one\nline two\ttabbed",
+    'quotes " and backslash \\ and \u2028 separator',
+    "\x00 nul and \x1f unit separator",
 )
 """Message texts, including what JSON encoders of other languages get wrong."""
-PAYLOADS = st.sampled_from(
-    [
-        {},
-        {"title": "Fix the parser"},
-        {"items": [{"id": 1, "text": "write test", "done": False}, {"id": 2, "text": "fix", "done": True}]},
-        {"nested": {"depth": [1, [2, [3]]]}, "ratio": 0.25, "big": 9007199254740991, "none": None},
-        {"text": "ünïcödé 🎉"},
-    ]
+PAYLOADS: tuple[dict[str, Any], ...] = (
+    {},
+    {"title": "Fix the parser"},
+    {"items": [{"id": 1, "text": "write test", "done": False}, {"id": 2, "text": "fix", "done": True}]},
+    {"nested": {"depth": [1, [2, [3]]]}, "ratio": 0.25, "big": 9007199254740991, "none": None},
+    {"text": "ünïcödé 🎉"},
 )
 """Payloads of ignorable events of unknown types."""
 
 SUITE_VALUES = ActionValues(
-    text=drawn(TEXTS),
+    text=pooled(TEXTS, "text"),
     reasoning=fixed("The test fails because the parser drops the last token."),
-    tool_name=drawn(st.sampled_from(TOOL_NAMES)),
+    tool_name=pooled(TOOL_NAMES, "tool name"),
     tool_arguments=fixed('{"path": "a.py"}'),
     usage=fixed({"inputTokens": 1200, "outputTokens": 85}),
     duration_ms=fixed(412),
-    turn_end_reason=drawn(TURN_END_REASONS),
+    turn_end_reason=turn_end_reason,
     header=lambda draw: basic_header(),
     summary=fixed("Summary: the parser bug was found and fixed."),
     rewrite_text=fixed("[output elided]"),
-    payload=drawn(PAYLOADS),
-    turn_payload=drawn(PAYLOADS),
-    # One pick among five, the shape of a PAYLOADS draw, so seeded runs keep their choice sequence.
-    note=drawn(st.sampled_from(range(NOTE_VARIANTS))),
+    payload=pooled(PAYLOADS, "payload"),
+    turn_payload=pooled(PAYLOADS, "payload"),
     shaped_notes=True,
 )
-"""The conformance suite's values: small fixed pools, cheap to replay and shrink."""
+"""The conformance suite's values: small fixed pools, cheap to replay and shrink, each pick
+spread over the session (:mod:`~sessionlog_spec.suite.spread`) so a run sends every value of a pool."""
 
 
 # -- building the event -----------------------------------------------------------------------
@@ -296,6 +300,7 @@ SUITE_VALUES = ActionValues(
 
 def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: ActionValues = SUITE_VALUES) -> RawEvent:
     """The uncommitted event for ``action`` (one of :func:`applicable_actions`), its values from ``values``."""
+    draw = keyed_draw(draw, builder.fingerprint)
     if action == "turn_start":
         return builder.turn_start(commit=False)
     if action == "turn_end":
@@ -308,7 +313,7 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
         event = builder.user_message(values.text(draw), commit=False)
         if values.shaped_notes and draw(st.integers(0, 4), label="extension block") == 0:
             # A content block of a type this format does not know: kept as owner-opaque JSON (INV-PAY-3).
-            kind = draw(st.sampled_from(("vendor-card", "x-image-ref", "citation")), label="block type")
+            kind = choose(draw, ("vendor-card", "x-image-ref", "citation"), "block type")
             event["data"]["content"].append({"type": kind, "payload": draw(OPAQUE_VALUES, label="block payload")})
         return event
     if action == "assistant_message":
@@ -317,13 +322,13 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
     if action == "chunk":
         return builder.chunk(values.text(draw), commit=False)
     if action == "tool_call":
-        return builder.tool_call(draw(st.sampled_from(open_calls(builder)[0])), commit=False)
+        return builder.tool_call(choose(draw, open_calls(builder)[0], "call"), commit=False)
     if action == "tool_result":
         return tool_result(draw, builder, values)
     if action == "not_started_result":
-        return builder.not_started_result(draw(st.sampled_from(open_calls(builder)[0])), commit=False)
+        return builder.not_started_result(choose(draw, open_calls(builder)[0], "call"), commit=False)
     if action == "request_header":
-        reason = draw(st.sampled_from(HEADER_REASONS))
+        reason = choose(draw, HEADER_REASONS, "header reason")
         header = values.header(draw)
         return builder.request_header(header, reason, draw(st.booleans()), commit=False)
     if action == "compaction":
@@ -336,7 +341,7 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
             start, end = nodes[first], nodes[draw(st.integers(first, len(nodes) - 1))]
         return builder.compaction(start, end, values.summary(draw), commit=False)
     if action == "rewrite":
-        seq = draw(st.sampled_from(builder.tool_result_seqs()))
+        seq = choose(draw, builder.tool_result_seqs(), "rewritten result")
         return builder.rewrite_tool_result(seq, values.rewrite_text(draw), commit=False)
     if action == "log_only":
         envelope = {"ignorable": True} if draw(st.integers(0, 4)) == 0 else {}
@@ -346,16 +351,15 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
         summarised = closable is not None and closable.summarized
         compacting = closable is not None and (summarised or draw(st.booleans(), label="compaction goes on"))
         ends = ("compaction/end",) if summarised else ("compaction/summary", "compaction/summary", "compaction/end")
-        goes_on = st.sampled_from(ends)
-        type_ = draw(goes_on if compacting else st.sampled_from(LOG_ONLY_TYPES))
+        type_ = choose(draw, ends if compacting else LOG_ONLY_TYPES, "log-only type")
         shaped = shaped_note(draw, builder, type_) if values.shaped_notes and draw(st.integers(0, 2)) == 0 else None
         return {**(shaped or note_event(builder, type_, values.note(draw))), **envelope}
     if action == "turn_only":
-        type_ = draw(st.sampled_from(TURN_ONLY_TYPES))
+        type_ = choose(draw, TURN_ONLY_TYPES, "turn-only type")
         shaped = shaped_note(draw, builder, type_) if values.shaped_notes and draw(st.integers(0, 2)) == 0 else None
         return shaped or note_event(builder, type_, values.note(draw))
     if action == "ignorable":
-        type_ = draw(st.sampled_from(UNKNOWN_TYPE_NAMES))
+        type_ = choose(draw, UNKNOWN_TYPE_NAMES, "unknown type")
         return builder.event(type_, values.payload(draw), commit=False, ignorable=True)
     raise ValueError(f"unknown action {action!r}")
 
@@ -363,7 +367,7 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
 def stream_provenance(draw: DrawFn, builder: SessionBuilder) -> dict[str, Any]:
     """An assistant message's optional ``sourceEventSeqs``: none, a known-empty stream (``[]``), the
     chunks the step streamed, or other earlier events, in the order the writer lists them."""
-    how = draw(st.sampled_from(("none", "none", "empty", "chunks", "earlier")), label="stream provenance")
+    how = choose(draw, ("none", "none", "empty", "chunks", "earlier"), "stream provenance")
     if how == "none":
         return {}
     if how == "empty":
@@ -383,6 +387,7 @@ def stream_provenance(draw: DrawFn, builder: SessionBuilder) -> dict[str, Any]:
 
 def assistant_data(draw: DrawFn, builder: SessionBuilder, values: ActionValues = SUITE_VALUES) -> dict[str, Any]:
     """An assistant message for the open step: reasoning, text and tool calls as drawn."""
+    draw = keyed_draw(draw, builder.fingerprint)
     trace = builder.state.trace
     content: list[dict[str, Any]] = []
     if draw(st.booleans()):
@@ -422,7 +427,8 @@ OPAQUE_VALUES = st.recursive(
 
 def tool_result(draw: DrawFn, builder: SessionBuilder, values: ActionValues = SUITE_VALUES) -> RawEvent:
     """The result of a started call: output or error, sometimes with meta."""
-    call_id = draw(st.sampled_from(open_calls(builder)[1]))
+    draw = keyed_draw(draw, builder.fingerprint)
+    call_id = choose(draw, open_calls(builder)[1], "answered call")
     failed = draw(st.booleans())
     data = builder.tool_result_data(call_id, values.text(draw), is_error=failed)
     if failed and draw(st.booleans()):

@@ -13,6 +13,8 @@ repair record).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +61,12 @@ def basic_header(system: str = "You are a careful coding agent.", tools: Sequenc
     return header
 
 
+def _chained(fingerprint: str, raw: Mapping[str, Any]) -> str:
+    digest = hashlib.blake2b(fingerprint.encode(), digest_size=12)
+    digest.update(json.dumps(raw, sort_keys=True, default=repr).encode())
+    return digest.hexdigest()
+
+
 class SessionBuilder:
     """Builds a valid session event by event; ``commit=False`` builds without appending."""
 
@@ -70,6 +78,12 @@ class SessionBuilder:
         self.ids = 0
         self.session_id: str | None = None
         """The id in the header line of the log being built, where the machine knows it."""
+        self.fingerprint = ""
+        """A digest of the log so far, chained event by event: what choices spread over
+        (:mod:`~sessionlog_spec.suite.spread`) without serialising the whole log for each.  A
+        builder taken over from a state has the fingerprint of one that committed its events."""
+        for event in state.events:
+            self.fingerprint = _chained(self.fingerprint, encode_event(event))
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -105,6 +119,7 @@ class SessionBuilder:
         if isinstance(state, Violation):
             raise AssertionError(f"builder produced an invalid event {raw}: {state}")
         self.state = state
+        self.fingerprint = _chained(self.fingerprint, encode_event(state.events[-1]))
         trace = state.trace
         self.turn, self.step = trace.last_turn, trace.last_step
 

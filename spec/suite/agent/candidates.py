@@ -1549,17 +1549,22 @@ def malformed_packed_row_in_committed_history(builder: SessionBuilder, rng: rand
 
 
 def _malformed_ranges(seq: int, rng: random.Random) -> object:
-    """A range list a row at ``seq`` may not hold, drawn: a pair inverted, not a pair, past the row's
-    seq, of no integers; a list that stops increasing after a range (a repeat, a step back, before or
-    after the range); not a list at all.  A step back comes also with no seq repeated, so the order
-    is its only fault: a reader that checks repeats but not order keeps it."""
+    """A range list a row at ``seq`` may not hold, its fault drawn first (so a walk over the choices
+    tries every fault, and no fault is crowded out by one with more spellings): a pair inverted, not a
+    pair, past the row's seq, of no integers; a seq repeated; a step back with no seq repeated, so
+    the order is its only fault (a reader that checks repeats but not order keeps it); not a list."""
     a = rng.randrange(max(seq - 1, 1))
     b = rng.randrange(a, max(seq - 1, a + 1))
-    return rng.choice((
-        [[b + 1, a]], [[a]], [[a, b, b + 1]], [[a, seq]], [[a, seq + rng.randrange(1, 5)]], [[a, b + 0.5]], [["0", b]],
-        [[a, b], b], [[a, b], a], [[a, b], rng.randrange(b + 1)], [b, [a, b]], [b, [b, b]], [[a, b], [b, b + 1]],
-        [[a, b], [a, b]], [[b + 1, b + 1], a], [b + 1, [a, b]], "0-1", {"start": a, "end": b},
-    ))  # fmt: skip
+    spellings: dict[str, tuple[object, ...]] = {
+        "inverted": ([[b + 1, a]],),
+        "not a pair": ([[a]], [[a, b, b + 1]]),
+        "past its seq": ([[a, seq]], [[a, seq + rng.randrange(1, 5)]]),
+        "not integers": ([[a, b + 0.5]], [["0", b]]),
+        "repeated": ([[a, b], b], [[a, b], a], [b, [a, b]], [b, [b, b]], [[a, b], [b, b + 1]], [[a, b], [a, b]]),
+        "step back": ([[b + 1, b + 1], a], [b + 1, [a, b]], [[b + 1, b + 1], [a, b]]),
+        "not a list": ("0-1", {"start": a, "end": b}),
+    }
+    return rng.choice(spellings[rng.choice(sorted(spellings))])
 
 
 @candidate(Code.JSONL_MALFORMED_LINE, "load")
@@ -2243,6 +2248,16 @@ def compaction_step_of_another(builder: SessionBuilder, rng: random.Random) -> o
     return _step_of_another(b, step, how)
 
 
+@candidate(Code.COMPACTION_SUMMARY_REPEATED, "append")
+def second_summary(builder: SessionBuilder, rng: random.Random) -> object:
+    """The open compaction, summarised already, summarised again (a retried summary request logged twice)."""
+    b = _scratch(builder)
+    open_ = b.open_compaction()
+    if open_ is None or not open_.summarized or not b.legal_ranges():
+        return None
+    return b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)
+
+
 @candidate(Code.COMPACTION_SUMMARY_REPEATED, "seed")
 def seed_second_summary(builder: SessionBuilder, rng: random.Random) -> object:
     """A seed in which the open compaction is summarised twice (a retried summary request logged again)."""
@@ -2743,7 +2758,9 @@ def seed_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random)
     """A seed whose command finishes citing command bookkeeping (its own run, an earlier command's
     run or done), or failing yet citing an event."""
     b = _scratch(builder)
-    if rng.random() < 0.5:
+    cited = rng.choice(CITED_BY_A_WRONG_DONE)
+    finished = any(e.type == "command/done" for e in b.state.events)
+    if (cited == "command/done" and not finished) or rng.random() < 0.5:
         earlier = f"cmd-{b.next_seq}"
         done = {"commandId": earlier, "kind": "success"}
         if not (_put(b, _command_run(b, earlier)) and _put(b, b.event("command/done", done, False))):
@@ -2751,15 +2768,21 @@ def seed_command_done_cites_wrongly(builder: SessionBuilder, rng: random.Random)
     command = f"cmd-{b.next_seq}"
     if not _put(b, _command_run(b, command)):
         return None
-    return _seed_with(b, b.event("command/done", _done_citing_wrongly(command, b, rng), False))
+    return _seed_with(b, b.event("command/done", _done_citing_wrongly(command, b, rng, cited), False))
 
 
-def _done_citing_wrongly(command: str, b: SessionBuilder, rng: random.Random) -> RawEvent:
+CITED_BY_A_WRONG_DONE = (*sorted(COMMAND_TYPES), "error")
+"""What a wrong ``command/done`` cites: command bookkeeping (for a success), anything (for an error)."""
+
+
+def _done_citing_wrongly(command: str, b: SessionBuilder, rng: random.Random, cited: str | None = None) -> RawEvent:
     """How ``command`` finishes next in ``b``, citing wrongly: a success citing command bookkeeping
     (a run or a done, the type drawn first, so a log with one done among many runs cites it as often
-    as a run), or an error citing any earlier event."""
+    as a run), or an error citing any earlier event.  A seed draws ``cited`` before it builds its
+    scene, so the scene holds what it cites."""
     by_type = {t: [e.seq for e in b.state.events if e.type == t] for t in COMMAND_TYPES}
-    cited = rng.choice([t for t in sorted(by_type) if by_type[t]] + ["error"])
+    if cited is None or (cited != "error" and not by_type[cited]):
+        cited = rng.choice([t for t in sorted(by_type) if by_type[t]] + ["error"])
     if cited != "error":
         return {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice(by_type[cited])}
     return {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(b.next_seq)}
@@ -3271,14 +3294,17 @@ def v0_payload_fault(builder: SessionBuilder, rng: random.Random) -> object:
 
 
 def _legacy_log(builder: SessionBuilder) -> list[RawEvent] | None:
-    """The builder's log as a v0 writer using every legacy form wrote it (with a turn started first
-    when the log has none, so there is a legacy form to get wrong)."""
+    """The builder's log as a v0 writer using every legacy form wrote it, with a turn started and a
+    request header written first when the log has none: each is a legacy form to get wrong, and a
+    session's first moments hold neither."""
     b = _scratch(builder)
     if not _v0_writable(b):
         return None
     started = any(e.type == "turn/start" for e in b.state.events)
     if not started and (_open_turn(b) is not None or _compaction_open(b) or not _put(b, b.turn_start(commit=False))):
         return None
+    if not any(e.type == "request/header" for e in b.state.events):
+        _put(b, b.request_header(basic_header(), "initial", commit=False))
     return v0_events(b.events, frozenset(FORMS))
 
 

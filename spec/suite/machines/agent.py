@@ -147,6 +147,13 @@ PLACES = (
         live_only=True,
     ),
     Place(
+        "a tool result stands on the surface of an open turn",
+        lambda loop: loop.state.trace.open_turn is not None
+        and any(loop.state.events[seq].type == "tool/result" for seq in loop.state.surface.nodes),
+        frozenset({Code.TOOL_REWRITE_SPAN, Code.TOOL_REWRITE_TARGET, Code.TOOL_REWRITE_CHANGES}),
+        live_only=True,
+    ),
+    Place(
         "a compaction is open",
         lambda loop: loop.state.relations.compaction is not None,
         frozenset({Code.COMPACTION_OVERLAP, Code.COMPACTION_NOT_OWNED, Code.COMPACTION_SUMMARY_REPEATED}),
@@ -213,8 +220,8 @@ def placed_note(draw: DrawFn, builder: SessionBuilder, v0: bool = False) -> RawE
     reached = [p for p in NOTE_PLACES if p.reached(builder)]
     compacting = [p for p in reached if p.types == COMPACTION_GOES_ON]
     goes_on = bool(compacting) and draw(st.booleans(), label="compaction goes on")
-    place = compacting[0] if goes_on else spread(draw, reached, builder.events, "place")
-    type_ = spread(draw, place.types, builder.events, "note")
+    place = compacting[0] if goes_on else spread(draw, reached, builder.fingerprint, "place")
+    type_ = spread(draw, place.types, builder.fingerprint, "note")
     if v0 and type_ not in V0_INVENTORY:
         return None
     return standing_note(builder, type_, draw(st.integers(0, NOTE_VARIANTS - 1), label="variant"))
@@ -313,13 +320,14 @@ class AgentMachine(ConformanceMachine):
                 self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
         else:
             self.deliver(self.loop.build(cast(DrawFn, data.draw), action))
-            if action == "turn_start" and self.loop.can("user_message") and data.draw(st.booleans(), label="prompt"):
-                # A turn mostly opens on the user's prompt, in any text the user types: what a title
-                # request quotes, a compaction summarises and a stored line must carry verbatim.
+            if action == "turn_start" and self.loop.can("user_message") and data.draw(st.integers(0, 3), label="prompt"):
+                # A turn mostly opens on the user's prompt (three in four here), in any text the user
+                # types: what a title request quotes, a compaction summarises and a stored line must
+                # carry verbatim.
                 self.deliver(self.loop.build(cast(DrawFn, data.draw), "user_message"))
             if action == "turn_end" and data.draw(st.booleans(), label="delivery confirmed"):
                 # The persistence layer confirms what it delivered once a turn is written.
-                variant = data.draw(st.integers(0, NOTE_VARIANTS - 1), label="marker")
+                variant = self.pick(data, range(NOTE_VARIANTS), "marker")
                 self.deliver(note_event(self.loop.builder, DELIVERY_MARKER, variant))
             if action == "turn_end" and data.draw(st.integers(0, COMPACT_AFTER_TURN - 1), label="compacts") == 0:
                 self.compact_between_turns(data)
@@ -449,7 +457,7 @@ class AgentMachine(ConformanceMachine):
 
     def pick(self, data: st.DataObject, options: Sequence[T], label: str) -> T:
         """One of ``options`` (a kind of fault, probe or change), spread over the run (see :mod:`spread`)."""
-        return spread(cast(DrawFn, data.draw), options, self.loop.log, label)
+        return spread(cast(DrawFn, data.draw), options, self.loop.builder.fingerprint, label)
 
     def keyed(self, rng: random.Random) -> random.Random:
         """A generator seeded by the drawn one together with the session built so far.
