@@ -426,11 +426,14 @@ def seed_window(builder: SessionBuilder, rng: random.Random) -> object:
     return events[rng.randrange(1, len(events)) :] if len(events) >= 2 else None
 
 
-def _committed_damage(builder: SessionBuilder, rng: random.Random, damage: Callable[[list[str], int], None]) -> object:
+def _committed_damage(
+    builder: SessionBuilder, rng: random.Random, damage: Callable[[list[str], int], None], first: int = 0
+) -> object:
     """The builder's stored log with ``damage(lines, index)`` done to an event row that a later
-    ``turn/end`` proves committed.  A log with no ``turn/end`` yet is taken on until it has one (its
-    open turn ended, or a turn started and ended): a session's first turn is long, and damage in
-    committed history is a rule of every log, not only of one past its first turn."""
+    ``turn/end`` proves committed, at seq ``first`` or later where the log has one.  A log with no
+    ``turn/end`` yet is taken on until it has one (its open turn ended, or a turn started and
+    ended): a session's first turn is long, and damage in committed history is a rule of every log,
+    not only of one past its first turn."""
 
     def turn_ends(lines: list[str]) -> list[int]:
         return [i for i, line in enumerate(lines) if i > 1 and '"type":"turn/end"' in line]
@@ -445,7 +448,7 @@ def _committed_damage(builder: SessionBuilder, rng: random.Random, damage: Calla
         ends = turn_ends(lines)
         if not ends:
             return None
-    damage(lines, rng.randrange(1, ends[-1]))
+    damage(lines, rng.randrange(1 + first if 1 + first < ends[-1] else 1, ends[-1]))
     return _text(lines)
 
 
@@ -1548,11 +1551,17 @@ def malformed_packed_row_in_committed_history(builder: SessionBuilder, rng: rand
     return _committed_damage(builder, rng, insert)
 
 
-def _malformed_ranges(seq: int, rng: random.Random) -> object:
-    """A range list a row at ``seq`` may not hold, its fault drawn first (so a walk over the choices
-    tries every fault, and no fault is crowded out by one with more spellings): a pair inverted, not a
-    pair, past the row's seq, of no integers; a seq repeated; a step back with no seq repeated, so
-    the order is its only fault (a reader that checks repeats but not order keeps it); not a list."""
+RANGE_FAULTS = ("inverted", "not a pair", "past its seq", "not integers", "repeated", "step back", "not a list")
+"""What a range list a row may not hold can get wrong (:func:`_malformed_ranges`)."""
+
+
+def _malformed_ranges(seq: int, rng: random.Random, fault: str | None = None) -> object:
+    """A range list a row at ``seq`` may not hold, with ``fault`` (one of :data:`RANGE_FAULTS`,
+    drawn first when not given, so no fault is crowded out by one with more spellings): a pair
+    inverted, not a pair, past the row's seq, of no integers; a seq repeated; a step back with no seq
+    repeated, so the order is its only fault (a reader that checks repeats but not order keeps it);
+    not a list."""
+    fault = rng.choice(RANGE_FAULTS) if fault is None else fault
     a = rng.randrange(max(seq - 1, 1))
     b = rng.randrange(a, max(seq - 1, a + 1))
     spellings: dict[str, tuple[object, ...]] = {
@@ -1564,7 +1573,7 @@ def _malformed_ranges(seq: int, rng: random.Random) -> object:
         "step back": ([[b + 1, b + 1], a], [b + 1, [a, b]], [[b + 1, b + 1], [a, b]]),
         "not a list": ("0-1", {"start": a, "end": b}),
     }
-    return rng.choice(spellings[rng.choice(sorted(spellings))])
+    return rng.choice(spellings[fault])
 
 
 @candidate(Code.JSONL_MALFORMED_LINE, "load")
@@ -1572,16 +1581,20 @@ def malformed_range_provenance_in_committed_history(builder: SessionBuilder, rng
     """A row whose ``sourceEventSeqs`` is a malformed range list (inverted, not a pair, past its seq,
     not increasing) before a ``turn/end``."""
 
+    # The fault is the first choice, so a sweep walking this candidate's choices sends every fault.
+    fault = rng.choice(RANGE_FAULTS)
+
     def spoil(lines: list[str], i: int) -> None:
         row = json.loads(lines[i])
         seq = row["seq"]
-        row["sourceEventSeqs"] = _malformed_ranges(seq, rng)
+        row["sourceEventSeqs"] = _malformed_ranges(seq, rng, fault)
         lines[i] = json.dumps(row)
 
     # A list the codec reads after all (a range ending at the row's own seq) is the session's to
     # refuse, for another reason: draw again.
     for _ in range(4):
-        text = _committed_damage(builder, rng, spoil)
+        # From seq 3 on, where a list can step back below earlier seqs without a bound past its own.
+        text = _committed_damage(builder, rng, spoil, first=3)
         if text is None or _refused(builder, "load", Code.JSONL_MALFORMED_LINE, text) is not None:
             return text
     return None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -468,7 +467,7 @@ class AgentMachine(ConformanceMachine):
         examples would spread the codes more evenly still, but it makes the outcome of a replayed
         choice sequence depend on earlier examples, which Hypothesis refuses as flaky.
         """
-        digest = hashlib.blake2b(json.dumps(self.loop.log, sort_keys=True, default=repr).encode(), digest_size=16)
+        digest = hashlib.blake2b(self.loop.builder.fingerprint.encode(), digest_size=16)
         digest.update(rng.getrandbits(64).to_bytes(8, "little"))
         return random.Random(digest.digest())
 
@@ -490,13 +489,18 @@ class AgentMachine(ConformanceMachine):
         return frozenset(m.code for m in self.injections if m.lifted_from is None)
 
     def inject_some(self, rng: random.Random, wanted: int, first: frozenset[Code] = frozenset()) -> None:
-        """Submit one candidate each from the first ``wanted`` codes the session's state allows.
+        """Submit candidates of the first ``wanted`` codes the session's state allows: one each, but
+        for a code in ``first``, every candidate written for it that builds here.
 
-        The order is :meth:`mutation_order`'s, with the codes in ``first`` moved ahead.
+        The order is :meth:`mutation_order`'s, with the codes in ``first`` moved ahead.  A code
+        labels several rules of a path (a malformed line is a byte-order mark, a torn header, range
+        provenance out of order, …), and one candidate a code left each of them a few builds a run.
         """
         order = sorted(self.mutation_order(rng), key=lambda ms: ms[0].code not in first)
         for mutations in order:
-            if not any(self.slip_in(m, rng) for m in mutations):
+            written = [m for m in mutations if m.lifted_from is None] if mutations[0].code in first else []
+            built = sum(self.slip_in(m, rng) for m in written)
+            if not built and not any(self.slip_in(m, rng) for m in mutations if m not in written):
                 continue
             wanted -= 1
             if wanted == 0:

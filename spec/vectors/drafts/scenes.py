@@ -116,6 +116,12 @@ def _compacting(b: SessionBuilder) -> None:
     b.compaction_start()
 
 
+def _summarised(b: SessionBuilder) -> None:
+    """Between turns of a seeded session, a compaction started and summarised, waiting for its end."""
+    b.compaction_start()
+    b.compaction_summary(*b.legal_ranges()[-1])
+
+
 def _commanded(b: SessionBuilder) -> None:
     """Between turns of a seeded session, the user ran a command, which finished."""
     b.event("command/run", {"commandId": "cmd-1", "name": "clear", "source": {"kind": "user"}})
@@ -136,6 +142,7 @@ def scenes() -> list[Scene]:
         _scene("compacted", history_one_turn(), _compacted),
         _scene("compacting", history_one_turn(), _compacting),
         _scene("commanded", history_one_turn(), _commanded),
+        _scene("summarised", history_one_turn(), _summarised),
     ]
 
 
