@@ -12,9 +12,10 @@ rarely share their whole log, so they pick independently.  The choice is a funct
 example's own choices, never of earlier examples, which Hypothesis would refuse as flaky.
 
 The values an event holds are picked the same way (:func:`choose`): the text of a prompt, the tool
-an assistant asks for, why a turn ended, which note.  Drawn plainly, one ``ci`` run of the session
-group typed the empty prompt in 15 of its 26 prompts, and a title request quoted non-ASCII text
-in 5 of 30: a port that escapes such text in a title frame passed whole runs.
+an assistant asks for, why a turn ended, which note.  They are drawn deep inside the makers of
+:mod:`~sessionlog_spec.suite.agent.actions`, which see only a draw function, so the draw carries
+the session there (:func:`keyed_draw`).  Two examples that copied a whole prefix of choices still
+build the same events: spreading decorrelates copied draws, not copied sessions.
 """
 
 from __future__ import annotations

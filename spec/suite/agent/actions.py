@@ -17,8 +17,9 @@ the next turn waiting until it ends.  Two users draw differently:
 
 * the conformance suite (:data:`SUITE_VALUES`) replays every example against a port, often a
   subprocess, and shrinks a failing one by replaying hundreds of variants; so it draws from small
-  fixed pools (texts with non-ASCII, astral and control characters, a handful of payloads) and in
-  several places draws nothing at all;
+  fixed pools (texts with non-ASCII, astral and control characters, a handful of payloads), each
+  pick spread over the session (:func:`~sessionlog_spec.suite.spread.choose`), and in several places
+  draws nothing at all;
 * the property tests (``VALUES`` in ``tests/strategies.py``) draw open-ended strategies.
 
 Both go through :func:`build_action`, so the choices are drawn in the same order: with the suite's
