@@ -12,10 +12,9 @@ rarely share their whole log, so they pick independently.  The choice is a funct
 example's own choices, never of earlier examples, which Hypothesis would refuse as flaky.
 
 The values an event holds are picked the same way (:func:`choose`): the text of a prompt, the tool
-an assistant asks for, why a turn ended, which note.  They are drawn deep inside the makers of
-:mod:`~sessionlog_spec.suite.agent.actions`, which see only a draw function, so the draw carries
-the session there (:func:`keyed_draw`).  Two examples that copied a whole prefix of choices still
-build the same events: spreading decorrelates copied draws, not copied sessions.
+an assistant asks for, why a turn ended, which note (:class:`KeyedDraw` says how the session
+reaches them).  Two examples that copied a whole prefix of choices still build the same events:
+spreading decorrelates copied draws, not copied sessions.
 """
 
 from __future__ import annotations

@@ -2266,9 +2266,8 @@ def second_summary(builder: SessionBuilder, rng: random.Random) -> object:
     """The open compaction, summarised already, summarised again (a retried summary request logged twice)."""
     b = _scratch(builder)
     open_ = b.open_compaction()
-    if open_ is None or not open_.summarized or not b.legal_ranges():
-        return None
-    return b.compaction_summary(*rng.choice(b.legal_ranges()), commit=False)
+    ranges = b.legal_ranges() if open_ is not None and open_.summarized else ()
+    return b.compaction_summary(*rng.choice(ranges), commit=False) if ranges else None
 
 
 @candidate(Code.COMPACTION_SUMMARY_REPEATED, "seed")
