@@ -25,7 +25,7 @@ from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.machines import MACHINES, REQUIRES, Disagreement, MachineContext
 from sessionlog_spec.suite.minimise import minimise
 from sessionlog_spec.suite.output.cases import write_case
-from sessionlog_spec.suite.profiles import Profile, ShrinkBudget, hypothesis_settings, shrink_budget
+from sessionlog_spec.suite.profiles import Profile, ShrinkBudget, fresh_examples, hypothesis_settings, shrink_budget
 from sessionlog_spec.suite.reach import Witness, census_witnesses
 
 PASSED, FAILED, UNSUPPORTED, VOID, ERROR = "passed", "failed", "unsupported", "void", "error"
@@ -163,7 +163,7 @@ def run_group(
     budget = ShrinkBudget(options.profile.shrink_seconds)
     try:
         # Hypothesis accepts any zero-argument factory here (see its docstring), not only a class.
-        with shrink_budget(budget):
+        with shrink_budget(budget), fresh_examples():
             run_state_machine_as_test(machine_factory(group, context, options.seed), settings=settings)  # type: ignore[arg-type]
     except Disagreement as failure:
         _failed(result, [failure], hello, options, port=port, budget=budget)

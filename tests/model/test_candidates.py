@@ -203,3 +203,19 @@ def test_inv_legacy_9_a_non_array_message_prefix_is_built_on_a_log_with_no_heade
             headers = [e for e in value["events"] if e["type"] == "request/header"]
             spoiled += any(not isinstance(e["data"]["header"].get("messagePrefix"), list) for e in headers)
     assert spoiled >= 10
+
+
+def test_inv_rel_29_a_fork_marker_past_the_seed_stands_at_seq_seed_length_in_a_share_of_builds() -> None:
+    """INV-REL-29: a fork's seed is the seqs below ``seedLength``; a marker at seq ``seedLength`` is
+    the child's own.  The past-the-seed candidate puts its marker right at that bound one build in
+    four or more, not once in the log's length (a reader that takes ``seq <= seedLength`` as the
+    seed keeps such a marker)."""
+    mutation = next(m for m in MUTATIONS if m.name == "jsonl_fork_marker_past_seed")
+    builder = _builders()["realistic"]
+    assert builder.next_seq >= 8
+    at_bound = 0
+    for seed in range(200):
+        lines = str(mutation.build(builder, random.Random(seed))).splitlines()
+        header, marker = json.loads(lines[0]), json.loads(lines[-1])
+        at_bound += marker["seq"] == header["seedLength"]
+    assert at_bound >= 50

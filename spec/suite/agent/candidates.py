@@ -156,6 +156,16 @@ def candidate(code: Code, context: Context) -> Callable[[_B], _B]:
 # -- reading the builder's state -------------------------------------------------------------------
 
 
+def edge_int(rng: random.Random, lo: int, hi: int) -> int:
+    """An integer from ``lo`` to ``hi`` (both included), each end one time in four.
+
+    Where a rule compares a seq with a bound (a seed's length, the latest event), the value at the
+    bound is the one a port gets wrong by one; drawn uniformly it came up once in the log's length.
+    """
+    pick = rng.randrange(4)
+    return lo if pick == 0 else hi if pick == 1 else rng.randint(lo, hi)
+
+
 def _scratch(builder: SessionBuilder) -> SessionBuilder:
     """A copy to build uncommitted events with, so the caller's clock and id counter do not move."""
     return copy.copy(builder)
@@ -423,7 +433,7 @@ def skipped_seq(builder: SessionBuilder, rng: random.Random) -> object:
 def seed_window(builder: SessionBuilder, rng: random.Random) -> object:
     """A seed copied from the middle of a parent's log, keeping the parent's seqs."""
     events = builder.events
-    return events[rng.randrange(1, len(events)) :] if len(events) >= 2 else None
+    return events[edge_int(rng, 1, len(events) - 1) :] if len(events) >= 2 else None
 
 
 def _committed_damage(
@@ -2797,7 +2807,8 @@ def _done_citing_wrongly(command: str, b: SessionBuilder, rng: random.Random, ci
         cited = rng.choice([t for t in sorted(by_type) if by_type[t]] + ["error"])
     if cited != "error":
         return {"commandId": command, "kind": "success", "sourceEventSeq": rng.choice(by_type[cited])}
-    return {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": rng.randrange(b.next_seq)}
+    cited_seq = edge_int(rng, 0, b.next_seq - 1)
+    return {"commandId": command, "kind": "error", "text": "Nothing to compact.", "sourceEventSeq": cited_seq}
 
 
 @candidate(Code.COMMAND_RUN_REPEATED, "append")
@@ -2945,7 +2956,7 @@ def jsonl_fork_marker_past_seed(builder: SessionBuilder, rng: random.Random) -> 
     """A fork child's stored log (its header names the parent and the seed length) holding, after the
     inherited seed, a marker that names the parent: only markers inside the seed keep their ancestor's id."""
     b = _marked(builder)
-    seed_length = rng.randint(1, b.next_seq)
+    seed_length = edge_int(rng, 1, b.next_seq)
     header = {**STORED_HEADER, "parentSession": "parent-session", "seedLength": seed_length, "delegationDepth": 1}
     return _stored_with(b, _marker(b, "parent-session"), header=header)
 

@@ -174,11 +174,14 @@ class HeaderMachine(AgentMachine):
     def probe_headers(self, data: st.DataObject) -> None:
         probe = self.pick(data, PROBES, "probe")
         if probe == "bad_header":
+            # Every way a header can be broken, each with its bad value drawn.  One kind per probe
+            # put each kind before the port a few times a run, and each bad value of a kind with
+            # several (a system prompt that is null, false, 0, a list) fewer times still.
             self.retitle("request_with_bad_header")
-            how = self.pick(data, BAD_HEADERS, "broken as")
             facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
-            header = broken(cast(DrawFn, data.draw), self.loop.assembled(), how)
-            self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
+            for how in BAD_HEADERS:
+                header = broken(cast(DrawFn, data.draw), self.loop.assembled(), how)
+                self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
             return
         self.retitle("fold_headers")
         events: list[Any] = list(self.loop.log)
