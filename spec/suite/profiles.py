@@ -149,7 +149,6 @@ def shrink_budget(budget: ShrinkBudget) -> Iterator[None]:
         engine.MAX_SHRINKING_SECONDS = previous
 
 
-
 @contextlib.contextmanager
 def fresh_examples() -> Iterator[None]:
     """Let Hypothesis generate every example afresh instead of copying parts of earlier ones.
@@ -158,9 +157,10 @@ def fresh_examples() -> Iterator[None]:
     another span of the same label (its mutator, meant to put the same value in two places).  A
     span of a state machine is a step, so a copy replays the example's session up to some step and
     only then goes elsewhere: in a ``ci`` run of the header group 82 of 106 examples were such
-    copies, and a situation one example in thirty builds was built a handful of times per run,
-    each time the same way.  The machines make their own repeats where a rule needs one (an id
-    used twice, a header sent again), so the copies buy nothing the examples lack.
+    copies, so a rare situation one new example built came back in its copies, built the same way.
+    The machines make their own repeats where a rule needs one (an id used twice, a header sent
+    again); what the copies did add is more steps on sessions that differ after the copied step
+    (``docs/strength.md``, eighth round).
     """
     runner = engine.ConjectureRunner
     previous = runner.generate_mutations_from
