@@ -14,7 +14,8 @@ example's own choices, never of earlier examples, which Hypothesis would refuse 
 The values an event holds are picked the same way (:func:`choose`): the text of a prompt, the tool
 an assistant asks for, why a turn ended, which note (:class:`KeyedDraw` says how the session
 reaches them).  Two examples that copied a whole prefix of choices still build the same events:
-spreading decorrelates copied draws, not copied sessions.
+spreading decorrelates copied draws, not copied sessions, which is why a run has Hypothesis
+generate every example afresh (:func:`~sessionlog_spec.suite.profiles.fresh_examples`).
 """
 
 from __future__ import annotations

@@ -179,8 +179,9 @@ class HeaderMachine(AgentMachine):
             # several (a system prompt that is null, false, 0, a list) fewer times still.
             self.retitle("request_with_bad_header")
             facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
+            assembled = self.loop.assembled()  # broken() spoils a copy of it
             for how in BAD_HEADERS:
-                header = broken(cast(DrawFn, data.draw), self.loop.assembled(), how)
+                header = broken(cast(DrawFn, data.draw), assembled, how)
                 self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
             return
         self.retitle("fold_headers")
