@@ -53,6 +53,8 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -84,7 +86,8 @@ from sessionlog_spec.suite.agent import crashes
 from sessionlog_spec.suite.agent.actions import NOTE_VARIANTS, note_event, open_calls, title_request_data
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.legacy_forms import FORMS, restarted_turn, v0_events
-from sessionlog_spec.suite.agent.payload_faults import FAULT_KINDS, apply_site, fault_sites, payload_fault
+from sessionlog_spec.suite.agent.message_exemplars import MESSAGE_EXEMPLARS, SURFACE_OP
+from sessionlog_spec.suite.agent.payload_faults import Site, apply_site, fault_sites, payload_fault
 
 Context = Literal["append", "seed", "load", "upgrade", "cuts"]
 CONTEXTS: tuple[Context, ...] = ("append", "seed", "load", "upgrade", "cuts")
@@ -650,16 +653,31 @@ def header_starts_series_false(builder: SessionBuilder, rng: random.Random) -> o
 
 @candidate(Code.HEADER_INVALID, "append")
 def header_tool_without_parameters(builder: SessionBuilder, rng: random.Random) -> object:
-    """A header whose tool schema lacks ``parameters`` (or has a member a tool schema does not have)."""
+    """A header one of whose tool schemas lacks ``parameters``."""
     b = _in_turn(builder)
     if b is None:
         return None
     header = basic_header(tools=("read_file", "grep"))
-    tool = header["tools"][rng.randrange(2)]
-    if rng.random() < 0.5:
-        del tool["parameters"]
-    else:
-        tool["strict"] = True
+    del header["tools"][rng.randrange(2)]["parameters"]
+    return _header_event(b, header)
+
+
+TOOL_EXTRA_MEMBERS = ("strict", "type", "input_schema", "inputSchema", "cache_control", "function")
+"""Members of tool definitions in other vocabularies (provider APIs, older formats) that a header's
+tool schema does not admit."""
+
+
+@candidate(Code.HEADER_INVALID, "append")
+def header_tool_extra_member(builder: SessionBuilder, rng: random.Random) -> object:
+    """A header whose tool schema carries a member a tool schema does not have (a provider API's
+    ``strict``, ``input_schema``, ``cache_control``, …), on any of its tools."""
+    b = _in_turn(builder)
+    if b is None:
+        return None
+    header = basic_header(tools=("read_file", "grep", "bash")[: rng.randint(1, 3)])
+    tool = rng.choice(header["tools"])
+    name = rng.choice(TOOL_EXTRA_MEMBERS)
+    tool[name] = rng.choice((True, {"type": "ephemeral"}, copy.deepcopy(tool["parameters"]), "function"))
     return _header_event(b, header)
 
 
@@ -3234,13 +3252,22 @@ def _faulty_payload(builder: SessionBuilder, rng: random.Random, generation: int
 
 
 def _standing_notes(builder: SessionBuilder, types: Sequence[str], generation: int, variant: int) -> Iterator[RawEvent]:
-    """The exemplar note of each of ``types`` (in that order), in ``variant``, that the builder could write now."""
+    """The exemplar note of each of ``types`` (in that order), in ``variant``, that the builder could
+    write now; a type with its own code (:data:`MESSAGE_EXEMPLARS`) has a current exemplar only."""
     for type_ in types:
         b = _scratch(builder)
-        data = _EXEMPLARS[type_](b, generation, variant)
+        envelope: dict[str, Any] = {}
+        if type_ in _EXEMPLARS:
+            data = _EXEMPLARS[type_](b, generation, variant)
+        elif generation == CURRENT_GENERATION:
+            data = MESSAGE_EXEMPLARS[type_](b, variant)
+            op = SURFACE_OP[type_]
+            envelope = {} if op is None else {"surfaceOp": op}
+        else:
+            data = None
         if data is None:
             continue
-        event = b.event(type_, data, False)
+        event = b.event(type_, data, False, **envelope)
         if not isinstance(model_append_event(builder.state, event), Violation):
             yield event
 
@@ -3254,52 +3281,81 @@ def payload_fault_in_event(builder: SessionBuilder, rng: random.Random) -> objec
     return None if fault is None else _refused(builder, "append", Code.PAYLOAD_INVALID, fault)
 
 
-SWEPT_FAULTS = 40
-"""How many one-fault variants a payload sweep submits at most (per type, when it sweeps types)."""
-SWEPT_TYPES = 2
-"""How many types a payload sweep of every site of a type's payloads takes."""
+def _message_fault(type_: str) -> Build:
+    """A payload of ``type_`` (a type with its own code) as the builder could write it now, with one
+    fault drawn along its shape, refused with the type's code; ``None`` where the type cannot stand
+    or the fault drawn is refused for another reason first (a header's unpinned model)."""
+
+    def build(builder: SessionBuilder, rng: random.Random) -> object:
+        for event in _standing_notes(builder, (type_,), CURRENT_GENERATION, rng.randrange(NOTE_VARIANTS)):
+            # A few draws: a header fault may be refused with a finer code first (an unpinned model,
+            # a snapshot no longer canonical), which another candidate owns.
+            for _ in range(MESSAGE_FAULT_DRAWS):
+                fault = payload_fault(payload_shape(type_, CURRENT_GENERATION), event["data"], rng, ShapeContext(event["seq"]))
+                faulty = None if fault is None else _refused(builder, "append", TYPE_CODES[type_], {**event, "data": fault.value})
+                if faulty is not None:
+                    return faulty
+        return None
+
+    return build
+
+
+MESSAGE_FAULT_DRAWS = 4
+MESSAGE_FAULTS: dict[str, str] = {}
+"""The candidate of each type with its own code that breaks one member of its payload, by type."""
+for _type in MESSAGE_EXEMPLARS:
+    _name = _type.replace("request/", "").replace("/", "_") + "_payload_fault"
+    _build = _message_fault(_type)
+    _build.__name__ = _build.__qualname__ = _name
+    _build.__doc__ = (
+        f"A ``{_type}`` the builder could write now with one fault drawn along its payload shape (any member,"
+        " nested ones included), refused with the type's own code."
+    )
+    candidate(TYPE_CODES[_type], "append")(_build)
+    MESSAGE_FAULTS[_type] = _name
+
+
+SWEPT_TYPE_NAMES = (*sorted(_EXEMPLARS), *sorted(MESSAGE_EXEMPLARS))
+"""The types a payload sweep breaks: every note type, and every type with its own code (whose faults
+are refused with that code, :data:`MESSAGE_FAULTS`)."""
+SWEPT_SITES = 60
+"""How many fault sites a payload sweep breaks (one variant of each)."""
+
+
+def _site_key(event: RawEvent, site: Site, ordinal: int) -> tuple[str, str, str, int]:
+    """What makes two faults the same: the type, the path with item indexes left out, the kind, and
+    which of the sites of that kind at that path (a seq below zero, or the event's own)."""
+    return event["type"], re.sub(r"\[\d+\]", "[]", site.path), site.kind, ordinal
 
 
 def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[RawEvent]:
-    """One-fault variants of the notes the builder could write now, in every variant, swept one of
-    two ways (drawn): every site of one type's payloads (each member left out, each leaf of another type, each bound
-    crossed, …), or one kind of fault at every site of every type (each required member of each
-    type left out, each "earlier seq" set to the event's own).  A draw of one fault from one type
-    reaches a given site of a given type a few times in a thousand; the first way catches a check
-    a port forgot on one type, the second a check it got wrong for every type."""
-    # Every variant of every note: a site may hold a value in one variant only (the empty
-    # ``messageSeqs`` of a title the user set, the ``sourceEventSeq`` of a command's success).
+    """One-fault variants of the events the builder could write now (every note type in every
+    variant, and the types with their own codes): :data:`SWEPT_SITES` sites drawn from all of them,
+    each broken in one variant that has it.
+
+    A site is a type's member broken one way (left out, of another type, past a bound, ...).  The
+    same site in each of a note's variants is one site, so one that every variant has is drawn no
+    more often than one a single variant has (the empty ``messageSeqs`` of a title the user set,
+    the ``sourceEventSeq`` of a command's success).  Sweeps once drew all the sites of two types,
+    or one kind of fault at forty sites; a given site of a given type came up in one sweep in
+    twenty, so a check a port forgot on one member of one type was missed in whole runs."""
     distinct = {
         json.dumps(event, sort_keys=True): event
         for variant in range(NOTE_VARIANTS)
-        for event in _standing_notes(builder, sorted(_EXEMPLARS), CURRENT_GENERATION, variant)
+        for event in _standing_notes(builder, SWEPT_TYPE_NAMES, CURRENT_GENERATION, variant)
     }
-    notes = [
-        (event, payload_shape(event["type"], CURRENT_GENERATION), ShapeContext(event["seq"])) for event in distinct.values()
-    ]
-    if not notes:
-        return []
-    kinds: tuple[str, ...] = FAULT_KINDS
-    limit = SWEPT_FAULTS
-    if rng.random() < 0.5:
-        # Two types a sweep: with forty types and a sweep per example, one type was swept on a
-        # given path about once in three runs, so a check a port forgot on one type alone passed
-        # most runs.
-        types = sorted({event["type"] for event, _, _ in notes})
-        chosen = set(rng.sample(types, min(SWEPT_TYPES, len(types))))
-        notes = [note for note in notes if note[0]["type"] in chosen]
-        limit *= len(chosen)
-    else:
-        kinds = (rng.choice(FAULT_KINDS),)
-    out = [
-        {**event, "data": value}
-        for event, shape, context in notes
-        for site in fault_sites(shape, event["data"], context)
-        if site.kind in kinds
-        for value in (apply_site(event["data"], site, rng),)
-        if shape_problem(shape, value, "$", context) is not None
-    ]
-    return out if len(out) <= limit else rng.sample(out, limit)
+    faults: dict[tuple[str, str, str, int], list[RawEvent]] = {}
+    for event in distinct.values():
+        shape, context = payload_shape(event["type"], CURRENT_GENERATION), ShapeContext(event["seq"])
+        seen: Counter[tuple[str, str]] = Counter()
+        for site in fault_sites(shape, event["data"], context):
+            ordinal = seen[(site.path, site.kind)]
+            seen[(site.path, site.kind)] += 1
+            value = apply_site(event["data"], site, rng)
+            if shape_problem(shape, value, "$", context) is not None:
+                faults.setdefault(_site_key(event, site, ordinal), []).append({**event, "data": value})
+    keys = sorted(faults)
+    return [rng.choice(faults[key]) for key in rng.sample(keys, min(SWEPT_SITES, len(keys)))]
 
 
 # -- the v0 source (INV-LEGACY-9) ------------------------------------------------------------------

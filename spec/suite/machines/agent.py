@@ -13,6 +13,7 @@ decides what a built event means for its group by implementing :meth:`AgentMachi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import random
@@ -42,6 +43,7 @@ from sessionlog_spec.suite.agent.actions import (
 from sessionlog_spec.suite.agent.builder import BUILDER_TICK, RawEvent, SessionBuilder
 from sessionlog_spec.suite.agent.candidates import (
     HARNESS_NOTE_TYPES,
+    MESSAGE_FAULTS,
     MUTATIONS,
     Context,
     Mutation,
@@ -265,6 +267,8 @@ class AgentMachine(ConformanceMachine):
         """How often this example submitted each invalid candidate, by mutation name."""
         self.swept = False
         """Whether this example took its :meth:`sweep`."""
+        self.check_owed: bool | None = None
+        """Inside :meth:`one_state_check`: whether a refusal's state check is owed; ``None`` outside."""
         self.start()
 
     # -- what a machine makes of the session ---------------------------------------------------------
@@ -283,6 +287,46 @@ class AgentMachine(ConformanceMachine):
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         """Show one invalid candidate to the port."""
         raise NotImplementedError
+
+    def check_state(self) -> None:
+        """Compare what the port holds with the model (machines whose port holds a live session)."""
+
+    def after_refusal(self) -> None:
+        """A refused request must leave the port's session exactly as it was: check it now, or once
+        at the end of the :meth:`one_state_check` around this submission."""
+        if self.check_owed is None:
+            self.check_state()
+        else:
+            self.check_owed = True
+
+    def settle_state_check(self) -> None:
+        """Pay an owed state check now, before a request that replaces the session would hide what a
+        refusal changed."""
+        if self.check_owed:
+            self.check_owed = False
+            self.check_state()
+
+    @contextlib.contextmanager
+    def one_state_check(self) -> Iterator[None]:
+        """The refusals inside share one state check, at the end.
+
+        A fault step submits from a few candidates to a hundred, and checking the state and the
+        saved form after each was a fifth of the session group's time.  A session that a refusal
+        changed stays changed (every candidate of the step is refused), so the check at the end
+        still sees it, or the next candidate's answer does; the minimiser then cuts the transcript
+        down to the submission that did it.
+        """
+        if self.check_owed is not None:
+            yield
+            return
+        self.check_owed = False
+        try:
+            yield
+            owed = self.check_owed
+        finally:
+            self.check_owed = None
+        if owed:
+            self.check_state()
 
     def take_over(self, state: SessionState) -> None:
         """Continue from a session the port now holds, with a new loop instance."""
@@ -481,7 +525,8 @@ class AgentMachine(ConformanceMachine):
         # a run; a candidate that picks one of several sites (which legacy form is malformed, which
         # row's ranges) then missed its rarer sites in whole runs.
         own = self.written_codes if keyed.randrange(OWN_CODES_FIRST) == 0 else frozenset()
-        self.inject_some(keyed, keyed.randint(2, 6), first=own)
+        with self.one_state_check():
+            self.inject_some(keyed, keyed.randint(2, 6), first=own)
 
     @functools.cached_property
     def written_codes(self) -> frozenset[Code]:
@@ -531,7 +576,8 @@ class AgentMachine(ConformanceMachine):
                 self.deliver(assistant_with_call(self.loop.builder, data.draw(st.sampled_from(TOOL_NAMES), label="tool")))
             self.perform(data, "tool_call")
         self.retitle("inject")
-        self.inject_some(self.keyed(rng), 1, first=TOOL_RESULT_CODES)
+        with self.one_state_check():
+            self.inject_some(self.keyed(rng), 1, first=TOOL_RESULT_CODES)
 
     @precondition(lambda self: any(self.injects(p.codes) and p.reached(self.loop) for p in PLACES))
     @rule(rng=st.randoms(use_true_random=True))
@@ -547,9 +593,10 @@ class AgentMachine(ConformanceMachine):
         reached = [p for p in PLACES if p.reached(self.loop)]
         codes = frozenset().union(*(p.codes for p in reached if not p.live_only))
         live = frozenset().union(*(p.codes for p in reached if p.live_only))
-        for mutation in self.injections:
-            if mutation.code in codes or (mutation.code in live and mutation.context == "append"):
-                self.slip_in(mutation, keyed)
+        with self.one_state_check():
+            for mutation in self.injections:
+                if mutation.code in codes or (mutation.code in live and mutation.context == "append"):
+                    self.slip_in(mutation, keyed)
 
     @precondition(lambda self: bool(self.injections) and not self.swept and len(self.loop.log) >= SWEEP_AFTER)
     @rule(rng=st.randoms(use_true_random=True))
@@ -562,7 +609,11 @@ class AgentMachine(ConformanceMachine):
         # payload (a title's missing messageSeqs) came up a few times in a thousand.
         self.retitle("inject")
         self.swept = True
-        keyed = self.keyed(rng)
+        with self.one_state_check():
+            self.sweep_here(self.keyed(rng))
+
+    def sweep_here(self, keyed: random.Random) -> None:
+        """The body of :meth:`sweep`, with its generator keyed to the session."""
         codes = sorted({m.code.value for m in self.injections})
         keyed.shuffle(codes)
         if keyed.random() < 0.5:
@@ -596,12 +647,18 @@ class AgentMachine(ConformanceMachine):
                 break
         payloads = [m for m in self.injections if (m.lifted_from or m.name) == PAYLOAD_FAULT]
         if payloads:
-            mutation = keyed.choice(payloads)
+            # One path for the whole sweep; a fault of a type with its own code goes as that type's
+            # candidate on the same path (refused with its code, not PAYLOAD_INVALID).
+            context = keyed.choice(payloads).context
+            on_path = {m.lifted_from or m.name: m for m in self.injections if m.context == context}
             for event in payload_fault_sweep(self.loop.builder, keyed):
-                candidate = lift_event(self.loop.builder, keyed, event, mutation.context, mutation.code)
+                owner = on_path.get(MESSAGE_FAULTS.get(event["type"], PAYLOAD_FAULT))
+                if owner is None:
+                    continue
+                candidate = lift_event(self.loop.builder, keyed, event, owner.context, owner.code)
                 if candidate is not None:
-                    self.injected[mutation.name] += 1
-                    self.submit(mutation, candidate)
+                    self.injected[owner.name] += 1
+                    self.submit(owner, candidate)
 
     def injects(self, codes: frozenset[Code]) -> bool:
         """Whether this machine slips in candidates refused with any of ``codes``."""

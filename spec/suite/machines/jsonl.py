@@ -148,7 +148,7 @@ class JsonlMachine(LiveSessionMachine):
         if isinstance(reply, Ok):
             self.take_over(self.oracle.state)
         else:
-            self.check_state()
+            self.after_refusal()
 
     def submit(self, mutation: Mutation, candidate: Any) -> None:
         self.load(candidate)

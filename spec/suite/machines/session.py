@@ -71,11 +71,12 @@ class SessionMachine(LiveSessionMachine):
             self.exchange("seed", events=candidate)
         else:
             self.exchange("append", event=candidate)
-        self.check_state()
+        self.after_refusal()
 
     def replay_live(self, events: list[Any]) -> None:
         """A seed candidate's scene built live, event by event, then its fault appended: the rule on the
         append path, in the scene the candidate needs (most seed candidates have no append twin)."""
+        self.settle_state_check()
         self.exchange("reset")
         for event in events:
             if not isinstance(self.exchange("append", event=event), Ok):

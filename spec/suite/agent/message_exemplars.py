@@ -1,0 +1,137 @@
+"""Valid payloads of the types whose payload problems have codes of their own.
+
+A ``user/message``, ``assistant/message``, ``tool/result`` or ``request/header`` whose payload the
+table refuses is refused with its type's code (``USER_MESSAGE_INVALID``, …, ``HEADER_INVALID``),
+not ``PAYLOAD_INVALID``.  Their hand-written candidates break one member each (a missing id, a
+parsed ``arguments``, a tool schema without ``parameters``); every other member of these shapes,
+nested ones included, was broken nowhere.  Each exemplar here is the payload of one of these types
+as the builder could write it now, carrying every optional member its shape admits in one variant
+or another (an image block with its original dimensions, a model source with replay state, a tool
+result's error and meta, a pinned config with every tuning member and an adapter default), so that
+a one-fault walk along its shape (:mod:`payload_faults`) has a site at every member.
+
+An exemplar returns ``None`` where its type cannot stand (no open step, no call waiting for its
+result, no open turn); the caller asks the model whether the event built from it is valid.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from sessionlog_spec.suite.agent.builder import PROVIDER, SessionBuilder, text_block
+
+MessageExemplar = Callable[[SessionBuilder, int], "dict[str, Any] | None"]
+"""Makes the payload of one type for a builder's state: (builder, variant)."""
+
+IMAGE_BLOCK: Mapping[str, Any] = MappingProxyType({
+    "type": "image",
+    "attachment": {
+        "attachmentId": "attachment-screenshot",
+        "mediaType": "image/png",
+        "bytes": 48_213,
+        "width": 1280,
+        "height": 800,
+        "name": "failing-test.png",
+        "originalDimensions": {"width": 2560, "height": 1600},
+    },
+})
+
+USER_SOURCES: tuple[Mapping[str, Any], ...] = (
+    {"kind": "user", "rpcId": "rpc-17", "clientTimeZone": "Europe/Berlin"},
+    {"kind": "user"},
+    {"kind": "plugin", "plugin": "memo"},
+    {"kind": "team-message", "teamId": "team-1", "messageId": "m-1", "senderId": "agent-2", "senderName": "Reviewer"},
+    {"kind": "skill-invocation", "name": "review", "form": "instructions"},
+)
+"""A ``user/message`` source per variant: the user (with and without the client's members), a plugin,
+a teammate, a skill."""
+
+
+def user_message(b: SessionBuilder, variant: int) -> dict[str, Any]:
+    content: list[Any] = [text_block("The parser test fails on empty input; the screenshot shows the trace.")]
+    if variant % 2 == 0:
+        content.append(copy.deepcopy(dict(IMAGE_BLOCK)))
+    source = dict(USER_SOURCES[variant % len(USER_SOURCES)])
+    return {"id": f"user-{b.next_seq}", "role": "user", "content": content, "source": source}
+
+
+def assistant_message(b: SessionBuilder, variant: int) -> dict[str, Any] | None:
+    trace = b.state.trace
+    if trace.open_step is None:
+        return None
+    content: list[Any] = []
+    if variant != 1:
+        content.append({"type": "reasoning", "text": "The test feeds an empty string; the lexer returns None."})
+    content.append(text_block("I will read the lexer first."))
+    if variant != 2:
+        call = {"type": "tool-call", "id": f"call-{b.next_seq}", "name": "read_file", "arguments": '{"path": "lexer.py"}'}
+        content.append(call)
+    source: dict[str, Any] = {"kind": "model", **PROVIDER}
+    if variant % 2 == 0:
+        source["replayState"] = {"responseId": "resp-7", "blocks": [{"signature": "c2ln"}]}
+    message = {"id": f"assistant-{b.next_seq}", "role": "assistant", "content": content, "source": source}
+    return {"turn": trace.open_turn, "step": trace.open_step, "message": message}
+
+
+def tool_result(b: SessionBuilder, variant: int) -> dict[str, Any] | None:
+    calls = sorted(b.state.trace.step_calls)
+    if not calls or b.state.pending_calls == 0:
+        return None
+    failed = variant % 2 == 1
+    text = "Traceback: lexer.py line 12" if failed else "def lex(text): ..."
+    data = b.tool_result_data(calls[variant % len(calls)], text, failed)
+    if variant % 3 == 0:
+        data["message"]["content"][0]["content"].append(copy.deepcopy(dict(IMAGE_BLOCK)))
+    if failed:
+        data["error"] = {"name": "ToolExecutionError", "code": "EXIT_STATUS"}
+    if variant >= 3:
+        data["meta"] = {"durationMs": 412, "exitCode": 1 if failed else 0}
+    return data
+
+
+TOOLS: tuple[Mapping[str, Any], ...] = (
+    {
+        "name": "read_file",
+        "description": "Read a file of the workspace.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+    {"name": "grep", "description": "", "parameters": {"type": "object"}},
+)
+
+
+def request_header(b: SessionBuilder, variant: int) -> dict[str, Any] | None:
+    if b.state.trace.open_turn is None:
+        return None
+    config: dict[str, Any] = {**PROVIDER, "reasoningEffort": "high", "maxTokens": 8192}
+    if variant != 1:
+        config.update(temperature=0.2, stop=["</answer>"])
+    header: dict[str, Any] = {"config": config, "tools": [dict(t) for t in TOOLS]}
+    if variant != 2:
+        header["system"] = "You are a careful coding agent."
+    if variant != 3:
+        header["adapterDefaults"] = {"maxTokens": True} if variant % 2 else {"reasoningEffort": True, "maxTokens": True}
+    data: dict[str, Any] = {"header": header, "reason": ("change", "series", "change", "resume", "series")[variant % 5]}
+    if data["reason"] == "series" and variant != 4:
+        data["startsSeries"] = True
+    return data
+
+
+MESSAGE_EXEMPLARS: Mapping[str, MessageExemplar] = MappingProxyType({
+    "user/message": user_message,
+    "assistant/message": assistant_message,
+    "tool/result": tool_result,
+    "request/header": request_header,
+})
+"""The exemplar of each type whose payload problems have their own code (bar the end-of-seed marker,
+whose payload is empty)."""
+
+SURFACE_OP: Mapping[str, str | None] = MappingProxyType({
+    "user/message": "append",
+    "assistant/message": "append",
+    "tool/result": "append",
+    "request/header": None,
+})
+"""The ``surfaceOp`` each type is written with."""
