@@ -5,10 +5,12 @@ table refuses is refused with its type's code (``USER_MESSAGE_INVALID``, …, ``
 not ``PAYLOAD_INVALID``.  Their hand-written candidates break one member each (a missing id, a
 parsed ``arguments``, a tool schema without ``parameters``); every other member of these shapes,
 nested ones included, was broken nowhere.  Each exemplar here is the payload of one of these types
-as the builder could write it now, carrying every optional member its shape admits in one variant
-or another (an image block with its original dimensions, a model source with replay state, a tool
-result's error and meta, a pinned config with every tuning member and an adapter default), so that
-a one-fault walk along its shape (:mod:`payload_faults`) has a site at every member.
+as the builder could write it now, in variants that between them carry the optional members a
+harness writes (an image block with its original dimensions, a model source with replay state, a
+tool result's error and meta, a pinned config with every tuning member and an adapter default), so
+that a one-fault walk along its shape (:mod:`payload_faults`) has a site at each of them.  Not
+carried yet: an assistant message's ``usage`` and ``interrupted``, and the rarer user sources
+(goals, agent instructions, skill catalogues, session references, settled sub-agents).
 
 An exemplar returns ``None`` where its type cannot stand (no open step, no call waiting for its
 result, no open turn); the caller asks the model whether the event built from it is valid.
