@@ -3301,6 +3301,7 @@ def _message_fault(type_: str) -> Build:
 
 
 MESSAGE_FAULT_DRAWS = 4
+"""How many faults a typed payload candidate draws before it gives up on a build."""
 MESSAGE_FAULTS: dict[str, str] = {}
 """The candidate of each type with its own code that breaks one member of its payload, by type."""
 for _type in MESSAGE_EXEMPLARS:
@@ -3335,10 +3336,11 @@ def payload_fault_sweep(builder: SessionBuilder, rng: random.Random) -> list[Raw
 
     A site is a type's member broken one way (left out, of another type, past a bound, ...).  The
     same site in each of a note's variants is one site, so one that every variant has is drawn no
-    more often than one a single variant has (the empty ``messageSeqs`` of a title the user set,
-    the ``sourceEventSeq`` of a command's success).  Sweeps once drew all the sites of two types,
-    or one kind of fault at forty sites; a given site of a given type came up in one sweep in
-    twenty, so a check a port forgot on one member of one type was missed in whole runs."""
+    more often than one a single variant has (a generated title's model, the ``sourceEventSeq`` of
+    a command's success).  Sweeps once drew all the sites of two types, or one kind of fault at
+    forty of its instances; a given site of a given type came up in about one sweep in twenty, and
+    a site every variant has in clusters of five, so a check a port forgot on one member of one type
+    was missed in whole runs."""
     distinct = {
         json.dumps(event, sort_keys=True): event
         for variant in range(NOTE_VARIANTS)

@@ -603,10 +603,11 @@ class AgentMachine(ConformanceMachine):
     @step
     def sweep(self, rng: random.Random) -> None:
         # Once per example, where the session happens to be: every variant of every candidate of one
-        # code (agent.variants), and every one-fault variant of one note's payload.  An inject step
-        # draws one candidate per code and one variant of it, so a code's rarer situation (one of its
-        # dozen mutations, one spelling, one of the events it can stand on) or one site of one
-        # payload (a title's missing messageSeqs) came up a few times in a thousand.
+        # code (agent.variants), and sixty payload fault sites drawn over every type
+        # (payload_fault_sweep).  An inject step draws one candidate per code and one variant of it,
+        # so a code's rarer situation (one of its dozen mutations, one spelling, one of the events it
+        # can stand on) or one site of one payload (a title's missing messageSeqs) came up a few
+        # times in a thousand.
         self.retitle("inject")
         self.swept = True
         with self.one_state_check():
