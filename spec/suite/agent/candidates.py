@@ -86,7 +86,7 @@ from sessionlog_spec.suite.agent import crashes
 from sessionlog_spec.suite.agent.actions import NOTE_VARIANTS, note_event, open_calls, title_request_data
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.legacy_forms import FORMS, restarted_turn, v0_events
-from sessionlog_spec.suite.agent.message_exemplars import MESSAGE_EXEMPLARS, SURFACE_OP
+from sessionlog_spec.suite.agent.message_exemplars import MESSAGE_EXEMPLARS
 from sessionlog_spec.suite.agent.payload_faults import Site, apply_site, fault_sites, payload_fault
 
 Context = Literal["append", "seed", "load", "upgrade", "cuts"]
@@ -3261,8 +3261,7 @@ def _standing_notes(builder: SessionBuilder, types: Sequence[str], generation: i
             data = _EXEMPLARS[type_](b, generation, variant)
         elif generation == CURRENT_GENERATION:
             data = MESSAGE_EXEMPLARS[type_](b, variant)
-            op = SURFACE_OP[type_]
-            envelope = {} if op is None else {"surfaceOp": op}
+            envelope = {"surfaceOp": "append"} if type_ in SURFACE_TYPES else {}
         else:
             data = None
         if data is None:

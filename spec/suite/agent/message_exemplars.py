@@ -129,11 +129,3 @@ MESSAGE_EXEMPLARS: Mapping[str, MessageExemplar] = MappingProxyType({
 })
 """The exemplar of each type whose payload problems have their own code (bar the end-of-seed marker,
 whose payload is empty)."""
-
-SURFACE_OP: Mapping[str, str | None] = MappingProxyType({
-    "user/message": "append",
-    "assistant/message": "append",
-    "tool/result": "append",
-    "request/header": None,
-})
-"""The ``surfaceOp`` each type is written with."""

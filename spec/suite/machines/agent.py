@@ -322,11 +322,9 @@ class AgentMachine(ConformanceMachine):
         self.check_owed = False
         try:
             yield
-            owed = self.check_owed
+            self.settle_state_check()
         finally:
             self.check_owed = None
-        if owed:
-            self.check_state()
 
     def take_over(self, state: SessionState) -> None:
         """Continue from a session the port now holds, with a new loop instance."""
