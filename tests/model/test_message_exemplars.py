@@ -58,8 +58,17 @@ def test_inv_pay_1_the_faults_of_a_type_with_its_own_code_reach_its_optional_mem
     # optional member in some variant, so that a fault can be put there.
     wanted = {
         "request/header": {"$.header.config.temperature", "$.header.config.stop[]", "$.header.adapterDefaults", "$.startsSeries"},
-        "user/message": {"$.content[].attachment.originalDimensions.width", "$.source.rpcId", "$.source.senderName"},
-        "assistant/message": {"$.message.source.model", "$.message.content[].arguments", "$.message.content[].text"},
+        "user/message": {
+            "$.content[].attachment.originalDimensions.width", "$.source.rpcId", "$.source.senderName",
+            "$.source.sections[].text", "$.source.changes[].digest", "$.source.baselineIdentity",
+            "$.source.entries[].description",
+            "$.source.update", "$.source.deliveryId", "$.source.goalId", "$.source.round",
+            "$.source.references[].omittedBytes", "$.source.references[].capturedFormatVersion",
+        },
+        "assistant/message": {
+            "$.message.source.model", "$.message.content[].arguments", "$.message.content[].text",
+            "$.usage.reasoningTokens", "$.usage.cacheWriteTokens", "$.interrupted",
+        },
         "tool/result": {"$.error.code", "$.message.content[].content[].attachment.mediaType", "$.message.content[].isError"},
     }[type_]
     paths = _member_paths(type_)

@@ -29,6 +29,7 @@ values a seeded run stays the same run.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,10 +46,11 @@ from sessionlog_spec.model.relationships import TITLE_PLUGIN, human_text, title_
 from sessionlog_spec.model.repair import scan_open_tail
 from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.shapes import Context as ShapeContext
+from sessionlog_spec.model.shapes import Variants
 from sessionlog_spec.model.trace import ABORT_CAUSES
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import PROVIDER, OpenCompaction, RawEvent, SessionBuilder, basic_header, text_block
-from sessionlog_spec.suite.agent.payload_values import valid_payload
+from sessionlog_spec.suite.agent.payload_values import AnyArm, union_arms, valid_payload
 from sessionlog_spec.suite.spread import choose, keyed_draw
 
 T = TypeVar("T")
@@ -189,9 +191,20 @@ def applicable_actions(builder: SessionBuilder, unknown_types: bool = True) -> l
         ahead += ["tool_result"] * 6
     if unstarted:
         ahead += ["tool_call"] * 6 + ["not_started_result"]
-    # A step ends only once every call it asked for has its result.
-    ahead += ["step_end"] * (0 if unstarted or started else 4) + ["assistant_message"] * 5 + ["chunk"] * 2
+    # A step ends only once every call it asked for has its result; a harness whose model output the
+    # user cut off stops the step next, more often than not.
+    closing = 0 if unstarted or started else 12 if _cut_off(builder) else 4
+    ahead += ["step_end"] * closing + ["assistant_message"] * 5 + ["chunk"] * 2
     return ahead + around
+
+
+def _cut_off(builder: SessionBuilder) -> bool:
+    """Whether the open step's latest assistant message is marked ``interrupted``."""
+    for event in reversed(builder.state.events):
+        if event.type in ("step/start", "assistant/message"):
+            data = event.data
+            return event.type == "assistant/message" and isinstance(data, Mapping) and data.get("interrupted") is True
+    return False
 
 
 # -- the values an event holds ----------------------------------------------------------------
@@ -253,8 +266,9 @@ class ActionValues:
     note: Maker[int] = ANY_NOTE
     """Which of the :data:`NOTE_VARIANTS` realistic payloads a log-only or turn-only note gets
     (:func:`note_event`): a title set by the user or by the model, an approval allowed or refused, …"""
-    shaped_notes: bool = False
-    """Whether a note's payload is now and then drawn along its type's shape instead (:func:`shaped_note`)."""
+    shaped_payloads: bool = False
+    """Whether a note's or a message's payload is now and then drawn along its type's shape instead
+    (:func:`shaped_note`, :func:`shaped_message`)."""
 
 
 TEXTS = (
@@ -290,7 +304,7 @@ SUITE_VALUES = ActionValues(
     rewrite_text=fixed("[output elided]"),
     payload=pooled(PAYLOADS, "payload"),
     turn_payload=pooled(PAYLOADS, "payload"),
-    shaped_notes=True,
+    shaped_payloads=True,
 )
 """The conformance suite's values: small fixed pools, cheap to replay and shrink, each pick
 spread over the session (:mod:`~sessionlog_spec.suite.spread`) so a run sends every value of a pool."""
@@ -312,14 +326,15 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
         return builder.step_end(commit=False)
     if action == "user_message":
         event = builder.user_message(values.text(draw), commit=False)
-        if values.shaped_notes and draw(st.integers(0, 4), label="extension block") == 0:
+        if values.shaped_payloads and draw(st.integers(0, 4), label="extension block") == 0:
             # A content block of a type this format does not know: kept as owner-opaque JSON (INV-PAY-3).
             kind = choose(draw, ("vendor-card", "x-image-ref", "citation"), "block type")
             event["data"]["content"].append({"type": kind, "payload": draw(OPAQUE_VALUES, label="block payload")})
-        return event
+        return _now_and_then_shaped(draw, builder, event, values)
     if action == "assistant_message":
         data = assistant_data(draw, builder, values)
-        return builder.event("assistant/message", data, commit=False, surfaceOp="append", **stream_provenance(draw, builder))
+        event = builder.event("assistant/message", data, commit=False, surfaceOp="append", **stream_provenance(draw, builder))
+        return _now_and_then_shaped(draw, builder, event, values)
     if action == "chunk":
         return builder.chunk(values.text(draw), commit=False)
     if action == "tool_call":
@@ -353,11 +368,11 @@ def build_action(draw: DrawFn, builder: SessionBuilder, action: str, values: Act
         compacting = closable is not None and (summarised or draw(st.booleans(), label="compaction goes on"))
         ends = ("compaction/end",) if summarised else ("compaction/summary", "compaction/summary", "compaction/end")
         type_ = choose(draw, ends if compacting else LOG_ONLY_TYPES, "log-only type")
-        shaped = shaped_note(draw, builder, type_) if values.shaped_notes and draw(st.integers(0, 2)) == 0 else None
+        shaped = shaped_note(draw, builder, type_) if values.shaped_payloads and draw(st.integers(0, 2)) == 0 else None
         return {**(shaped or note_event(builder, type_, values.note(draw))), **envelope}
     if action == "turn_only":
         type_ = choose(draw, TURN_ONLY_TYPES, "turn-only type")
-        shaped = shaped_note(draw, builder, type_) if values.shaped_notes and draw(st.integers(0, 2)) == 0 else None
+        shaped = shaped_note(draw, builder, type_) if values.shaped_payloads and draw(st.integers(0, 2)) == 0 else None
         return shaped or note_event(builder, type_, values.note(draw))
     if action == "ignorable":
         type_ = choose(draw, UNKNOWN_TYPE_NAMES, "unknown type")
@@ -410,7 +425,9 @@ def assistant_data(draw: DrawFn, builder: SessionBuilder, values: ActionValues =
     data: dict[str, Any] = {"turn": trace.open_turn, "step": trace.open_step, "message": message}
     if draw(st.booleans()):
         data["usage"] = values.usage(draw)
-    if not calls and draw(st.integers(0, 5)) == 0:
+    # A message cut off by the user asks for nothing more; the flag must change nothing in the trace
+    # (INV-TRACE-10), which only what follows it in the same step can show, so it is not rare here.
+    if not calls and draw(st.integers(0, 2), label="interrupted") == 0:
         data["interrupted"] = True
     return data
 
@@ -437,10 +454,10 @@ def tool_result(draw: DrawFn, builder: SessionBuilder, values: ActionValues = SU
     meta = draw(st.integers(0, 5), label="meta")
     if meta == 0:
         data["meta"] = {"durationMs": values.duration_ms(draw)}
-    elif meta == 1 and values.shaped_notes:
+    elif meta == 1 and values.shaped_payloads:
         # meta is the tool's own JSON (INV-PAY-3): any value, not only an object.
         data["meta"] = draw(OPAQUE_VALUES, label="meta value")
-    return builder.event("tool/result", data, commit=False, surfaceOp="append")
+    return _now_and_then_shaped(draw, builder, builder.event("tool/result", data, commit=False, surfaceOp="append"), values)
 
 
 def assistant_with_call(builder: SessionBuilder, tool: str) -> RawEvent:
@@ -673,6 +690,52 @@ def shaped_note(draw: DrawFn, builder: SessionBuilder, type_: str) -> RawEvent |
     except UnicodeEncodeError:
         return None
     event = builder.event(type_, data, commit=False)
+    return None if isinstance(model_append_event(builder.state, event), Violation) else event
+
+
+SHAPED_MESSAGE_ODDS = 4
+"""One message in this many is drawn along its type's shape (:func:`shaped_message`) where the values allow it."""
+
+
+def _now_and_then_shaped(draw: DrawFn, builder: SessionBuilder, plain: RawEvent, values: ActionValues) -> RawEvent:
+    if not values.shaped_payloads or draw(st.integers(0, SHAPED_MESSAGE_ODDS - 1), label="shaped message") != 0:
+        return plain
+    return shaped_message(draw, builder, plain) or plain
+
+
+@functools.cache
+def _arms(type_: str) -> tuple[tuple[Variants, AnyArm], ...]:
+    """Every (union, arm) of ``type_``'s current payload shape."""
+    return tuple(union_arms(payload_shape(type_, CURRENT_GENERATION)))
+
+
+def shaped_message(draw: DrawFn, builder: SessionBuilder, plain: RawEvent) -> RawEvent | None:
+    """``plain`` (a message the loop built) with its payload drawn along its type's shape instead,
+    boundaries included: every user source kind, token usage with its optional counts, replay state,
+    the ``interrupted`` flag, content blocks of every type, tool calls the step must then run.  What the
+    loop decides stays: the turn and step, and the call a tool result answers.  ``None`` where the
+    model refuses what was drawn (a call id the log already used) or where it holds text no UTF-8
+    transport carries (a lone surrogate)."""
+    type_, built = plain["type"], plain["data"]
+    shape = payload_shape(type_, CURRENT_GENERATION)
+    # Left to itself a union takes its first arms far more often than its last; one arm pinned per
+    # message (spread over the session) reaches each source kind, content block and form on purpose.
+    arm = choose(draw, _arms(type_), "shaped arm")
+    data = draw(valid_payload(shape, ShapeContext(builder.next_seq), (arm,)), label="shaped message")
+    if not isinstance(data, dict):
+        return None  # a draw function that answers every draw alike (a test's copied choice)
+    for member in ("turn", "step"):
+        if member in built:
+            data[member] = built[member]
+    if type_ == "tool/result":
+        call_id = built["message"]["source"]["callId"]
+        data["message"]["source"]["callId"] = call_id
+        data["message"]["content"][0]["toolCallId"] = call_id
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    event = {**plain, "data": data}
     return None if isinstance(model_append_event(builder.state, event), Violation) else event
 
 

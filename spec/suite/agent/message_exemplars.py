@@ -6,11 +6,10 @@ not ``PAYLOAD_INVALID``.  Their hand-written candidates break one member each (a
 parsed ``arguments``, a tool schema without ``parameters``); every other member of these shapes,
 nested ones included, was broken nowhere.  Each exemplar here is the payload of one of these types
 as the builder could write it now, in variants that between them carry the optional members a
-harness writes (an image block with its original dimensions, a model source with replay state, a
-tool result's error and meta, a pinned config with every tuning member and an adapter default), so
-that a one-fault walk along its shape (:mod:`payload_faults`) has a site at each of them.  Not
-carried yet: an assistant message's ``usage`` and ``interrupted``, and the rarer user sources
-(goals, agent instructions, skill catalogues, session references, settled sub-agents).
+harness writes (an image block with its original dimensions, a user source of every kind, a model
+source with replay state, token usage with every optional count, an interrupted message, a tool
+result's error and meta, a pinned config with every tuning member and an adapter default), so that a
+one-fault walk along its shape (:mod:`payload_faults`) has a site at each of them.
 
 An exemplar returns ``None`` where its type cannot stand (no open step, no call waiting for its
 result, no open turn); the caller asks the model whether the event built from it is valid.
@@ -47,17 +46,94 @@ USER_SOURCES: tuple[Mapping[str, Any], ...] = (
     {"kind": "plugin", "plugin": "memo"},
     {"kind": "team-message", "teamId": "team-1", "messageId": "m-1", "senderId": "agent-2", "senderName": "Reviewer"},
     {"kind": "skill-invocation", "name": "review", "form": "instructions"},
+    {"kind": "plugin", "plugin": "memo", "form": "snapshot", "sections": [{"name": "open files", "text": "parser.py"}]},
+    {"kind": "plugin", "plugin": "memo", "form": "notice", "summary": "Two notes were recalled."},
+    {
+        "kind": "agent-instructions",
+        "form": "instructions",
+        "changes": [{"action": "set", "scope": "project", "path": "AGENTS.md", "digest": "sha256:9f2c"}],
+        "baseline": True,
+        "baselineIdentity": "baseline-3",
+    },
+    {
+        "kind": "skill-catalog",
+        "form": "catalog",
+        "entries": [{"name": "review", "description": "Review a diff."}, {"name": "release", "description": ""}],
+        "update": True,
+    },
+    {"kind": "coordinator", "form": "relay", "senderSessionId": "session-parent"},
+    {"kind": "subagent-report", "form": "relay", "senderSessionId": "session-child"},
+    {"kind": "subagent-settled", "form": "notice", "summary": "The sub-agent finished.", "senderSessionId": "session-child"},
+    {
+        "kind": "webhook",
+        "provider": "github",
+        "source": "acme/parser",
+        "deliveryId": "delivery-8",
+        "ruleId": "rule-1",
+        "form": "notice",
+        "summary": "A pull request was opened.",
+    },
+    {"kind": "goal", "goalId": "goal-1", "revision": 2, "round": 1},
+    {
+        "kind": "session-reference",
+        "form": "recall",
+        "version": 1,
+        "references": [
+            {
+                "sessionId": "session-yesterday",
+                "label": "Yesterday's parser session",
+                "capturedThroughSeq": 41,
+                "compacted": True,
+                "originalMessages": 12,
+                "retainedMessages": 9,
+                "omittedMessages": 3,
+                "omittedBytes": 2048,
+                "truncated": True,
+                "inputIndex": 0,
+                "capturedFormatVersion": 1,
+            },
+            {
+                "sessionId": "session-older",
+                "label": "",
+                "capturedThroughSeq": None,
+                "compacted": False,
+                "originalMessages": 0,
+                "retainedMessages": 0,
+                "omittedMessages": 0,
+                "omittedBytes": 0,
+                "truncated": False,
+                "inputIndex": 1,
+            },
+        ],
+    },
 )
-"""A ``user/message`` source per variant: the user (with and without the client's members), a plugin,
-a teammate, a skill."""
+"""A ``user/message`` source of every kind a user-role message takes: the user (with and without the
+client's members), a plugin (without a form, a snapshot, a notice), a teammate, a skill, agent
+instructions, a skill catalogue, a coordinator's and a sub-agent's relay, a settled sub-agent, a
+webhook, a goal round, recalled sessions."""
 
 
 def user_message(b: SessionBuilder, variant: int) -> dict[str, Any]:
     content: list[Any] = [text_block("The parser test fails on empty input; the screenshot shows the trace.")]
     if variant % 2 == 0:
         content.append(copy.deepcopy(dict(IMAGE_BLOCK)))
-    source = dict(USER_SOURCES[variant % len(USER_SOURCES)])
+    # Five variants a state, more sources: the next seq turns the wheel, so a run breaks them all.
+    source = copy.deepcopy(dict(USER_SOURCES[(variant + b.next_seq) % len(USER_SOURCES)]))
     return {"id": f"user-{b.next_seq}", "role": "user", "content": content, "source": source}
+
+
+USAGES: tuple[Mapping[str, Any], ...] = (
+    {
+        "inputTokens": 18_204,
+        "outputTokens": 412,
+        "totalTokens": 18_616,
+        "cacheReadTokens": 16_384,
+        "cacheWriteTokens": 1_024,
+        "reasoningTokens": 256,
+    },
+    {"inputTokens": 0, "outputTokens": 0},
+)
+"""An assistant message's token usage: every optional count, and only the two required ones."""
 
 
 def assistant_message(b: SessionBuilder, variant: int) -> dict[str, Any] | None:
@@ -75,7 +151,12 @@ def assistant_message(b: SessionBuilder, variant: int) -> dict[str, Any] | None:
     if variant % 2 == 0:
         source["replayState"] = {"responseId": "resp-7", "blocks": [{"signature": "c2ln"}]}
     message = {"id": f"assistant-{b.next_seq}", "role": "assistant", "content": content, "source": source}
-    return {"turn": trace.open_turn, "step": trace.open_step, "message": message}
+    data: dict[str, Any] = {"turn": trace.open_turn, "step": trace.open_step, "message": message}
+    if variant != 4:
+        data["usage"] = dict(USAGES[variant % len(USAGES)])
+    if variant == 2:
+        data["interrupted"] = True  # cut off before it asked for anything
+    return data
 
 
 def tool_result(b: SessionBuilder, variant: int) -> dict[str, Any] | None:
