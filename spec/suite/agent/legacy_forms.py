@@ -92,7 +92,9 @@ def pre_identity(type_: str, data: dict[str, Any]) -> dict[str, Any]:
         provenance = {k: v for k, v in message["source"].items() if k != "kind"}
         return {**rest, "content": message["content"], "provenance": provenance}
     block = message["content"][0]
-    return {**rest, "callId": message["source"]["callId"], "content": block["content"], "isError": block["isError"]}
+    # A writer before ids always wrote the error flag; a current block may leave it out (not an error).
+    is_error = block.get("isError", False)
+    return {**rest, "callId": message["source"]["callId"], "content": block["content"], "isError": is_error}
 
 
 def restarted_turn(builder: SessionBuilder, inserted: int = 1) -> list[dict[str, Any]]:
