@@ -685,11 +685,16 @@ def shaped_note(draw: DrawFn, builder: SessionBuilder, type_: str) -> RawEvent |
         if builder.session_id is None:
             return None
         data["sessionId"] = builder.session_id
+    return _admitted(builder, builder.event(type_, data, commit=False))
+
+
+def _admitted(builder: SessionBuilder, event: RawEvent) -> RawEvent | None:
+    """``event`` where a UTF-8 transport carries its payload (no lone surrogate) and the model admits
+    it on the session as it stands, else ``None``."""
     try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
+        json.dumps(event["data"], ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return None
-    event = builder.event(type_, data, commit=False)
     return None if isinstance(model_append_event(builder.state, event), Violation) else event
 
 
@@ -731,12 +736,7 @@ def shaped_message(draw: DrawFn, builder: SessionBuilder, plain: RawEvent) -> Ra
         call_id = built["message"]["source"]["callId"]
         data["message"]["source"]["callId"] = call_id
         data["message"]["content"][0]["toolCallId"] = call_id
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    event = {**plain, "data": data}
-    return None if isinstance(model_append_event(builder.state, event), Violation) else event
+    return _admitted(builder, {**plain, "data": data})
 
 
 def note_event(builder: SessionBuilder, type_: str, variant: int) -> RawEvent:
