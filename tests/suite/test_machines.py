@@ -50,6 +50,16 @@ def test_a_run_exercises_most_invariants_and_codes_even_when_quick() -> None:
     assert len(never_codes) <= 25, never_codes
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_example_asks_the_port_something(seed: int) -> None:
+    # One example per group: Hypothesis's first example of a run draws the fewest choices, and in
+    # a group whose loop builds on the model alone it drew none of the checking rules.
+    one = dataclasses.replace(QUICK, max_examples=1, step_count=15, seed=seed)
+    result = run(InProcessPort(ModelDriver()), one)
+    asked_nothing = [r.group for r in result.groups if r.coverage.steps == 0 or r.status == VOID]
+    assert asked_nothing == []
+
+
 class OnlySurface(ModelDriver):
     """A port that declares only the surface group."""
 

@@ -150,6 +150,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         self._step_codes: list[str] = []
         self._step_tags: set[str] = set()
         self._reported: set[str] = set()
+        self.steps_taken = 0
         context.coverage.examples += 1
         if context.on_example is not None:
             context.on_example()
@@ -240,6 +241,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         if rule is None or not ops:
             return
         tags = step_invariants(self.group, rule, ops, codes) | extra
+        self.steps_taken += 1
         self.ctx.coverage.record_step(rule, tags, codes)
         if currently_in_test_context():
             for label in (f"rule {rule}", *(f"code {c}" for c in codes), *(f"invariant {t}" for t in tags)):
@@ -247,8 +249,25 @@ class ConformanceMachine(RuleBasedStateMachine):
                     self._reported.add(label)
                     event(label)
 
+    def closing_check(self) -> None:
+        """Ask the port once about what the example built; run when no step asked it anything.
+
+        A group whose loop builds the session on the model alone (``read``, ``legacy``) asks the
+        port only in its checking rules, and an example may draw none of them: Hypothesis's first
+        example of every run is one.  Such an example would check nothing, and a run of a few of
+        them would be void by chance.  The default asks nothing: a group whose every step asks the
+        port has no such example.
+        """
+
     def teardown(self) -> None:
-        """Steer the search towards examples that exercise more invariants."""
+        """Close an example that asked the port nothing with its closing check; steer the search
+        towards examples that exercise more invariants."""
+        if not self.failed and self.steps_taken == 0:
+            self._begin_step("closing_check")
+            try:
+                self.closing_check()
+            finally:
+                self._end_step()
         if currently_in_test_context():
             exercised = sum(1 for label in self._reported if label.startswith("invariant"))
             target(float(exercised), label="invariants exercised")

@@ -112,6 +112,10 @@ class LegacyMachine(AgentMachine):
     @rule(check=st.just("v0"))
     @step
     def upgrade_legacy(self, check: str) -> None:
+        self.upgrade_session()
+
+    def upgrade_session(self) -> None:
+        """Ask for the upgrade of the session as this example's v0 writer stores it."""
         log = self.stored()
         if log["events"] != self.loop.log:
             self.tag("INV-LEGACY-5", "INV-LEGACY-8")
@@ -164,6 +168,10 @@ class LegacyMachine(AgentMachine):
             reply = self.exchange("load", jsonl=text)
             if not isinstance(reply, Ok):
                 self.exchange("state")
+
+    def closing_check(self) -> None:
+        self.retitle("upgrade_legacy")
+        self.upgrade_session()
 
     def teardown(self) -> None:
         if not self.failed and self.loads:

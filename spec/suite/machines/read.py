@@ -74,6 +74,10 @@ class ReadMachine(AgentMachine):
         jsonl = candidate if mutation.context == "load" else stored_text(candidate)
         self.exchange("read", jsonl=jsonl)
 
+    def closing_check(self) -> None:
+        self.retitle("read_saved")
+        self.exchange("read", jsonl=self.text())
+
     @rule(data=st.data())
     @step
     def read_stored(self, data: st.DataObject) -> None:
