@@ -62,8 +62,11 @@ crosshair: install
 invariants: install
 	$(BIN)/python -m sessionlog_spec catalogue
 
-nightly: install
+## The deep profile against seqlog, then the slow tests: seqlog's crash run, the 100k-event vectors
+## and every question of both divergence catalogues (a test run asks a quarter of them).
+nightly: install node-deps
 	$(BIN)/python -m sessionlog_spec check --port python --profile nightly
+	SESSIONLOG_SLOW=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q -m slow
 
 clean:
 	rm -rf $(VENV) .hypothesis .mypy_cache .ruff_cache reports

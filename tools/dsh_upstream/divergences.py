@@ -19,7 +19,7 @@ gap, or a driver note); anything else is ``unexplained``.
 
 Run from the repository root::
 
-    .venv/bin/python -m dsh_upstream.divergences [--driver CMD] [--json OUT] [--check SAVED.json]
+    .venv/bin/python -m dsh_upstream.divergences [--driver CMD] [--json OUT] [--check SAVED.json [--sample K/N]]
 
 It prints one row per question: the group, the candidate, the model's code and what the driver did
 (``agree``, ``agree*`` when both refuse but with different codes, or the mismatch kind) and its class.
@@ -34,6 +34,7 @@ import re
 import shlex
 import shutil
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,7 +190,23 @@ TEXT_VARIANTS = 4
 """How many drawn variants of each crash a state's stored text is asked in."""
 
 
-def candidates(builders: dict[str, SessionBuilder], groups: Sequence[str]) -> Iterator[Question]:
+Sample = tuple[int, int]
+"""``(K, N)``: the slice of the catalogue whose questions hash to ``K`` modulo ``N``; ``(0, 1)`` is all of it."""
+EVERY_QUESTION: Sample = (0, 1)
+
+
+def in_sample(sample: Sample, group: str, name: str, state: str) -> bool:
+    """Whether the question ``name`` (all its variants together) of ``group`` in ``state`` is in ``sample``.
+
+    A stable hash, not a position: adding a candidate moves no other question out of its slice.
+    """
+    shard, shards = sample
+    return shards == 1 or zlib.crc32(f"{group} {name.split('#', maxsplit=1)[0]} {state}".encode()) % shards == shard
+
+
+def candidates(
+    builders: dict[str, SessionBuilder], groups: Sequence[str], sample: Sample = EVERY_QUESTION
+) -> Iterator[Question]:
     """Every injection of each group's machine, from every state it applies to."""
     for group in groups:
         machine = INJECTING.get(group)
@@ -197,6 +214,9 @@ def candidates(builders: dict[str, SessionBuilder], groups: Sequence[str]) -> It
             continue
         for mutation in machine.injections:
             for state, builder in builders.items():
+                # Building a candidate asks the model; a question outside the sample is not built.
+                if not in_sample(sample, group, mutation.name, state):
+                    continue
                 seen: list[Any] = []
                 for variant in range(VARIANTS):
                     candidate = mutation.build(builder, random.Random(variant))
@@ -284,14 +304,18 @@ def _request(step: Mapping[str, Any]) -> Request:
 
 
 def questions(
-    builders: dict[str, SessionBuilder], groups: Sequence[str] = ("session", "surface", "repair")
+    builders: dict[str, SessionBuilder],
+    groups: Sequence[str] = ("session", "surface", "repair"),
+    sample: Sample = EVERY_QUESTION,
 ) -> Iterator[Question]:
-    """Every question for a driver that declares ``groups``."""
-    yield from candidates(builders, groups)
-    if "session" in groups:
-        yield from probes(builders)
-    yield from text_questions(builders, groups)
-    yield from vector_questions(groups)
+    """Every question for a driver that declares ``groups`` (those in ``sample``)."""
+    others = [
+        *(probes(builders) if "session" in groups else ()),
+        *text_questions(builders, groups),
+        *vector_questions(groups),
+    ]
+    yield from candidates(builders, groups, sample)
+    yield from (q for q in others if in_sample(sample, q.group, q.name, q.state))
 
 
 def transcript(question: Question) -> list[Request]:
@@ -452,6 +476,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quiet", action="store_true", help="print only the counts")
     parser.add_argument(
+        "--sample",
+        type=sample_of,
+        default=(0, 1),
+        metavar="K/N",
+        help="ask only the questions that hash to K modulo N (with --check: a quick, fixed slice of the catalogue)",
+    )
+    parser.add_argument(
         "--notes",
         type=Path,
         help="the driver's own notes: a JSON list of {label, pattern, reason} for what it cannot express",
@@ -466,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     try:
         groups = tuple(upstream.hello.capabilities)
-        for question in questions(states(), groups):
+        for question in questions(states(), groups, args.sample):
             outcome = ask(question, upstream)
             outcome.explained = explain(outcome, notes)
             outcomes.append(outcome)
@@ -494,6 +525,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps([summary(o) for o in outcomes], indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def sample_of(text: str) -> Sample:
+    """``K/N`` as a :data:`Sample`."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if match is None or not 0 <= int(match[1]) < int(match[2]):
+        raise argparse.ArgumentTypeError(f"expected K/N with 0 <= K < N, got {text!r}")
+    return int(match[1]), int(match[2])
 
 
 def print_counts(outcomes: list[Outcome], out: Callable[[str], None] = print) -> None:
