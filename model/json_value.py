@@ -114,12 +114,28 @@ def thaw(value: JsonValue) -> object:
     return value
 
 
+def same_number(a: int | float, b: int | float) -> bool:
+    """Whether two JSON numbers are the same number: the same double when either is a float.
+
+    A JSON number is a double to most readers: ``JSON.stringify`` writes an integral double beyond
+    2^53 in integer digits (the float ``-4.607427877621723e+16`` as ``-46074278776217230``), which
+    reads back as an integer whose exact value differs from the float's but which is the same
+    double.  For a safe integer the two comparisons agree, since it is exactly a double.
+    """
+    if type(a) is float or type(b) is float:
+        try:
+            return float(a) == float(b)
+        except OverflowError:  # an integer beyond every double is no float's value
+            return False
+    return a == b
+
+
 def json_equal(a: object, b: object) -> bool:
     """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``, key order is irrelevant."""
     if isinstance(a, bool | str) or isinstance(b, bool | str):
         return type(a) is type(b) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
+        return same_number(a, b)
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):

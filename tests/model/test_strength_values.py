@@ -66,6 +66,18 @@ def test_inv_log_4_json_equality_tells_booleans_from_numbers() -> None:
     assert json_equal(1, 1.0)
 
 
+def test_inv_log_4_json_equality_compares_a_float_as_the_double_it_is() -> None:
+    # JSON.stringify writes this integral double beyond 2^53 in integer digits; read back, the
+    # integer's exact value is not the float's, but it is the same double.
+    assert json_equal(-4.607427877621723e16, -46074278776217230)
+    assert json_equal([2.0**60], [1152921504606846976])
+    assert not json_equal(2.0**60, 2**60 + 1024)
+    assert not json_equal(2.5, 2)
+    assert not json_equal(1e308, 10**400)
+    # Two integers are compared exactly, safe or not.
+    assert not json_equal(2**60, 2**60 + 1)
+
+
 def test_inv_log_4_null_equals_only_null() -> None:
     assert json_equal(None, None)
     assert not json_equal(None, [])

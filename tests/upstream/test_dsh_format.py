@@ -101,6 +101,21 @@ def test_inv_jsonl_1_a_header_line_without_delegation_depth_is_refused_by_the_re
     agree(edge, text)
 
 
+def test_inv_log_4_an_integral_double_beyond_2_53_comes_back_as_the_same_number(edge: SubprocessPort) -> None:
+    """A float the model keeps (``4.607427877621723e+16``) comes back from JavaScript in integer
+    digits, which read back as an integer of another exact value: the same double, so they agree."""
+    b = SessionBuilder()
+    schema = {"type": "object", "properties": {"n": {"type": "number", "maximum": 4.607427877621723e16}}}
+    header = {**basic_header(tools=("read_file",)), "tools": [{"name": "read_file", "description": "d", "parameters": schema}]}
+    b.streamed_turn("Explain it.", ("The ", "loop."), (), header, "initial")
+    text = "".join(encode_line(line) + "\n" for line in [DEFAULT_HEADER, *b.events])
+    released = edge.call("read", jsonl=text)
+    assert isinstance(released, Ok)
+    maximum = released.result["events"][3]["data"]["header"]["tools"][0]["parameters"]["properties"]["n"]["maximum"]
+    assert type(maximum) is int and maximum != 4.607427877621723e16 and float(maximum) == 4.607427877621723e16
+    agree(edge, text)
+
+
 NEGATIVE_ZERO_SEQ = '{"type":"session/title","seq":-0,"time":1,"data":{"title":"t","messageSeqs":[],"source":{"kind":"user"}}}'
 
 
