@@ -65,8 +65,10 @@ PROFILES: dict[str, Profile] = {
         # reach census, which runs on the other core meanwhile, and the cell sweep (docs/strength.md).
         # Every example is new now (fresh_examples) and costs more than the copies most of the 200 were:
         # 140, cut in the proportion ci's 100 were cut to 70.  140 took 21 min 24 s on idle cores on
-        # 2026-12-06 (1,283 s in the groups, jsonl 322 s, session 243 s): 120.
-        max_examples=120,
+        # 2026-12-06 (1,283 s in the groups, jsonl 322 s, session 243 s): 120.  With messages drawn
+        # along their shapes, 120 took 20 min 2 s on a slower machine (session 368 s, read 232 s,
+        # jsonl 228 s): 100.
+        max_examples=100,
         step_count=80,
         require_full_coverage=True,
         property_examples=2000,
