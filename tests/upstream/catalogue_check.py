@@ -9,6 +9,7 @@ state; ``SESSIONLOG_SLOW=1`` (the nightly job) asks them all.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,7 @@ def check_catalogue(catalogue: Path, sample: str, driver: list[str] | None = Non
     """Ask the ``sample`` slice of ``catalogue``'s questions again; fail on any changed verdict."""
     command = [sys.executable, "-m", "dsh_upstream.divergences", "--check", str(catalogue), "--sample", sample]
     if driver is not None:
-        command += ["--driver", " ".join(driver)]
+        command += ["--driver", shlex.join(driver)]
     run = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert "0 verdict(s) changed" in run.stdout
