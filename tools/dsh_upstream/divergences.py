@@ -28,6 +28,7 @@ It prints one row per question: the group, the candidate, the model's code and w
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import re
@@ -309,12 +310,12 @@ def questions(
     sample: Sample = EVERY_QUESTION,
 ) -> Iterator[Question]:
     """Every question for a driver that declares ``groups`` (those in ``sample``)."""
-    others = [
-        *(probes(builders) if "session" in groups else ()),
-        *text_questions(builders, groups),
-        *vector_questions(groups),
-    ]
     yield from candidates(builders, groups, sample)
+    others = itertools.chain(
+        probes(builders) if "session" in groups else (),
+        text_questions(builders, groups),
+        vector_questions(groups),
+    )
     yield from (q for q in others if in_sample(sample, q.group, q.name, q.state))
 
 
@@ -478,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sample",
         type=sample_of,
-        default=(0, 1),
+        default=EVERY_QUESTION,
         metavar="K/N",
         help="ask only the questions that hash to K modulo N (with --check: a quick, fixed slice of the catalogue)",
     )
