@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from sessionlog_spec.protocol.messages import Port
     from sessionlog_spec.suite.run import GroupResult
 
-GROUPS = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction", "storage")
-"""The capability groups, in report order (the protocol's; a test holds the two equal)."""
+GROUPS = ("session", "surface", "header", "repair", "jsonl", "read", "legacy", "compaction", "storage", "fuzz")
+"""The suite's groups, in report order (:data:`sessionlog_spec.suite.groups.SUITE_GROUPS`; a test holds the two equal)."""
 PROFILE_NAMES = ("ci", "dev", "nightly")
 """The suite's profiles (a test holds this equal to :data:`sessionlog_spec.suite.profiles.PROFILES`)."""
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.registry import INVARIANTS
 from sessionlog_spec.suite.agent.actions import ACTION_INVARIANTS
+from sessionlog_spec.suite.fuzz import paths as fuzz_paths
 
 RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     # the agent machines (every agent action counts under its own name: see ACTION_INVARIANTS)
@@ -83,6 +84,8 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "close_and_reopen": ("INV-JSONL-2", "INV-JSONL-8", "INV-JSONL-11"),
     "damage_and_reopen": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-5", "INV-JSONL-8", "INV-JSONL-11", "INV-REPAIR-5"),
     "crash_and_reopen": ("INV-JSONL-3", "INV-JSONL-8", "INV-JSONL-11", "INV-REPAIR-2", "INV-REPAIR-5"),
+    # fuzz: one row per path and kind of perturbation
+    **fuzz_paths.rule_rows(),
 }
 """The machines' own rules: their ``@step`` methods and the names they ``retitle`` to, agent actions aside."""
 
@@ -120,6 +123,7 @@ GROUP_OBSERVES: dict[str, frozenset[str]] = {
     "legacy": frozenset({"LEGACY", "JSONL"}),
     "compaction": frozenset({"COMPACT"}),
     "storage": frozenset({"JSONL", "REPAIR", "LOG", "PAY", "SURF", "TRACE", "HDR", "COMPACT", "REL"}),
+    "fuzz": frozenset({"LOG", "PAY", "SURF", "TRACE", "HDR", "REPAIR", "COMPACT", "JSONL", "LEGACY", "REL"}),
 }
 """The invariant groups whose effects a capability group's ops make visible."""
 

@@ -19,10 +19,10 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.errors import Flaky, FlakyFailure, InvalidDefinition, Unsatisfiable
 from hypothesis.stateful import run_state_machine_as_test
 
-from sessionlog_spec.protocol.messages import GROUPS, Hello, Port
+from sessionlog_spec.protocol.messages import Hello, Port
 from sessionlog_spec.suite.cell_sweep import SWEEPING_GROUP, census_in_background, sweep_cells
 from sessionlog_spec.suite.coverage import GroupCoverage
-from sessionlog_spec.suite.machines import MACHINES, REQUIRES, Disagreement, MachineContext
+from sessionlog_spec.suite.machines import ACROSS, MACHINES, REQUIRES, SUITE_GROUPS, Disagreement, MachineContext
 from sessionlog_spec.suite.minimise import minimise
 from sessionlog_spec.suite.output.cases import write_case
 from sessionlog_spec.suite.profiles import Profile, ShrinkBudget, fresh_examples, hypothesis_settings, shrink_budget
@@ -48,7 +48,7 @@ class RunOptions:
 
     def groups(self) -> tuple[str, ...]:
         """The groups this run covers, in report order."""
-        return tuple(g for g in GROUPS if not self.only or g in self.only)
+        return tuple(g for g in SUITE_GROUPS if not self.only or g in self.only)
 
 
 @dataclass
@@ -134,6 +134,8 @@ class RunResult:
 def unsupported_reason(group: str, capabilities: Iterable[str]) -> str | None:
     """Why ``group`` cannot run against a port declaring ``capabilities``, or ``None``."""
     declared = set(capabilities)
+    if group in ACROSS:
+        return None if declared & set(ACROSS[group]) else f"needs one of {', '.join(ACROSS[group])}"
     if group not in declared:
         return "not declared in hello"
     missing = [g for g in REQUIRES.get(group, ()) if g not in declared]

@@ -10,12 +10,12 @@ import pytest
 from conformance_helpers import MODEL_DRIVER
 from hypothesis.stateful import precondition, rule
 
-from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.registry import BY_ID
 from sessionlog_spec.suite.agent.builder import realistic_session
 from sessionlog_spec.suite.agent.candidates import MUTATIONS
 from sessionlog_spec.suite.coverage import never_exercised
+from sessionlog_spec.suite.groups import SUITE_GROUPS
 from sessionlog_spec.suite.machines import MACHINES, ConformanceMachine
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
@@ -30,7 +30,7 @@ QUICK = RunOptions(profile=PROFILES["dev"], strict_codes=True, max_examples=8, s
 
 def test_the_model_passes_every_group_in_process() -> None:
     result = run(InProcessPort(ModelDriver()), QUICK)
-    assert [(r.group, r.status) for r in result.groups] == [(g, PASSED) for g in GROUPS], [r.detail for r in result.groups]
+    assert [(r.group, r.status) for r in result.groups] == [(g, PASSED) for g in SUITE_GROUPS], [r.detail for r in result.groups]
     assert all(r.coverage.steps > 0 and r.coverage.examples > 0 for r in result.groups)
     counted = {rule for r in result.groups for rule in r.coverage.rules}
     assert counted <= set(STEP_INVARIANTS), f"steps without a row in the rule table: {counted - set(STEP_INVARIANTS)}"
@@ -70,8 +70,8 @@ class OnlySurface(ModelDriver):
 def test_undeclared_groups_are_unsupported_not_failed() -> None:
     result = run(InProcessPort(OnlySurface()), QUICK)
     statuses = {r.group: r.status for r in result.groups}
-    assert statuses == {g: PASSED if g == "surface" else UNSUPPORTED for g in GROUPS}
-    surface = result.groups[GROUPS.index("surface")]
+    assert statuses == {g: PASSED if g == "surface" else UNSUPPORTED for g in SUITE_GROUPS}
+    surface = result.groups[SUITE_GROUPS.index("surface")]
     assert all(i.startswith(("INV-SURF", "INV-LOG")) for i in surface.coverage.invariants), surface.coverage.invariants
 
 

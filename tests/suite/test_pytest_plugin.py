@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conformance_helpers import ROOT, broken_driver
 
-from sessionlog_spec.protocol.messages import GROUPS
+from sessionlog_spec.suite.groups import SUITE_GROUPS
 
 
 def _pytest(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -32,7 +32,7 @@ def test_the_plugin_runs_one_test_per_group_against_the_model(tmp_path: Path) ->
     # is rightly reported void, which happened about one run in twelve.
     done = _pytest(tmp_path, "--sessionlog-port", "model", "--sessionlog-profile", "dev", "--sessionlog-max-examples", "10")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"{len(GROUPS)} passed" in done.stdout
+    assert f"{len(SUITE_GROUPS)} passed" in done.stdout
 
 
 def test_the_plugin_fails_the_broken_group_with_its_counterexample(tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_the_plugin_fails_the_broken_group_with_its_counterexample(tmp_path: Pat
         "-k", "surface or header",
     )  # fmt: skip
     assert done.returncode == 1, done.stdout
-    assert f"1 failed, 1 passed, {len(GROUPS) - 2} deselected" in done.stdout
+    assert f"1 failed, 1 passed, {len(SUITE_GROUPS) - 2} deselected" in done.stdout
     assert "sessionlog[surface]" in done.stdout and "counterexample:" in done.stdout
     assert f"--driver '{broken_driver('surface_drops_replacements')}'" in done.stdout, "the replay command is the real one"
     assert list(cases.glob("surface-*.json"))
@@ -58,7 +58,7 @@ def test_a_port_that_cannot_start_fails_every_group_with_its_reason_and_no_trace
     empty.mkdir()
     done = _pytest(empty, "--sessionlog-driver", f"{sys.executable} {driver}", "--sessionlog-profile", "dev")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"{len(GROUPS)} failed" in done.stdout
-    assert done.stdout.count("cannot start the port") >= len(GROUPS)
+    assert f"{len(SUITE_GROUPS)} failed" in done.stdout
+    assert done.stdout.count("cannot start the port") >= len(SUITE_GROUPS)
     assert "the driver cannot find its config" in done.stdout
     assert "Traceback" not in done.stdout and "site-packages" not in done.stdout and "_pytest" not in done.stdout

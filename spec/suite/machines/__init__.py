@@ -7,8 +7,9 @@ the port to agree with the model.  :data:`MACHINES` maps each group to its machi
 
 from __future__ import annotations
 
-from sessionlog_spec.protocol.messages import GROUPS
+from sessionlog_spec.suite.groups import ACROSS, SUITE_GROUPS
 from sessionlog_spec.suite.machines.base import ConformanceMachine, Disagreement, MachineContext
+from sessionlog_spec.suite.machines.fuzz import FuzzMachine
 from sessionlog_spec.suite.machines.header import HeaderMachine
 from sessionlog_spec.suite.machines.jsonl import JsonlMachine
 from sessionlog_spec.suite.machines.legacy import LegacyMachine
@@ -27,10 +28,11 @@ MACHINES: dict[str, type[ConformanceMachine]] = {
     "legacy": LegacyMachine,
     "compaction": CompactionMachine,
     "storage": StorageMachine,
+    "fuzz": FuzzMachine,
 }
-assert tuple(MACHINES) == GROUPS
+assert tuple(MACHINES) == SUITE_GROUPS
 
 REQUIRES: dict[str, tuple[str, ...]] = {"jsonl": ("session",)}
 """Groups that can only run when the port also declares others."""
 
-__all__ = ["MACHINES", "REQUIRES", "ConformanceMachine", "Disagreement", "MachineContext"]
+__all__ = ["ACROSS", "MACHINES", "REQUIRES", "SUITE_GROUPS", "ConformanceMachine", "Disagreement", "MachineContext"]

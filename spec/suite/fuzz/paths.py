@@ -1,0 +1,45 @@
+"""The paths a perturbed event or stored text is sent on, what a port must declare for each, and
+what a step on it exercises besides the codes the model answers with."""
+
+from __future__ import annotations
+
+from typing import Final
+
+PATHS: Final = ("append", "seed", "load", "read", "upgrade_v1", "upgrade_v0")
+"""The live session, a seed, a stored text loaded or read, the edge given a v1 log and a v0 log."""
+PATH_GROUPS: Final[dict[str, tuple[str, ...]]] = {
+    "append": ("session",),
+    "seed": ("session",),
+    "load": ("session", "jsonl"),
+    "read": ("read",),
+    "upgrade_v1": ("legacy",),
+    "upgrade_v0": ("legacy",),
+}
+"""The capability groups a port must declare for each path."""
+PATH_INVARIANTS: Final[dict[str, tuple[str, ...]]] = {
+    "append": ("INV-LOG-11",),
+    "seed": ("INV-LOG-10", "INV-LOG-11"),
+    "load": ("INV-JSONL-2", "INV-LOG-11"),
+    "read": ("INV-JSONL-2",),
+    "upgrade_v1": ("INV-LEGACY-7",),
+    "upgrade_v0": ("INV-LEGACY-6",),
+}
+"""What a fuzz step on the path exercises whatever the verdict (a refusal adds its code's owners)."""
+KINDS: Final[dict[str, tuple[str, ...]]] = {
+    "": (),
+    "order_": (),
+    "drawn_": ("INV-PAY-1",),
+    "lines_": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-5"),
+}
+"""The fuzz rules by the prefix they retitle with (``fuzz_order_seed``) and what each adds."""
+STORED_PATHS: Final = ("load", "read")
+"""The paths that take a stored text, which the line edits go to."""
+
+
+def rule_rows() -> dict[str, tuple[str, ...]]:
+    """Every name a fuzz step is counted under, with its invariants."""
+    rows: dict[str, tuple[str, ...]] = {"fuzz_closing": ()}
+    for kind, extra in KINDS.items():
+        for path in STORED_PATHS if kind == "lines_" else PATHS:
+            rows[f"fuzz_{kind}{path}"] = (*PATH_INVARIANTS[path], *extra)
+    return rows

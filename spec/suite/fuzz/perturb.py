@@ -1,0 +1,334 @@
+"""Perturbations of valid events and of stored lines, derived from the model's own tables.
+
+Nothing here is a hand-written candidate: each perturbation is a generic edit of a valid value, and
+its verdict is the model's.  The edits of an event fall into four *families*, drawn evenly so that a
+family with many sites (a payload's keywords) does not crowd out one with few (the envelope):
+
+``envelope``
+    a key of the closed envelope (:data:`~sessionlog_spec.model.event.ENVELOPE_KEYS`) dropped, an
+    undeclared key added, ``seq`` and ``time`` moved to every boundary of INV-LOG-2/4 and one past
+    it on both sides, ``ignorable``, ``surfaceOp`` and ``sourceEventSeqs`` given each JSON type;
+``payload``
+    one keyword of the type's published schema broken where it applies
+    (:func:`~sessionlog_spec.suite.fuzz.schema_faults.keyword_sites`), bounds included;
+``lossless``
+    a value of the payload replaced by one that is not lossless JSON: an unsafe integer, ``-0``,
+    a float beyond the largest double's integers, a nesting one level past the limit and at it;
+``type``
+    the type swapped for a sibling of the vocabulary (same prefix), for any other type of the v1
+    vocabulary, for a v0 form, or for an unknown type with and without ``ignorable``.
+
+Lines of a stored text are perturbed as a disk or a crash does: dropped, repeated, swapped with the
+next, cut short, followed by a stray line, blanked, their line end made CRLF.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sessionlog_spec.model.json_value import MAX_NESTING, MAX_SAFE_INTEGER
+from sessionlog_spec.model.legacy import REFUSED_TYPES, V0_INVENTORY
+from sessionlog_spec.model.payloads import EVENT_PAYLOADS
+from sessionlog_spec.suite.fuzz.schema_faults import keyword_sites
+
+RawEvent = dict[str, Any]
+Edit = Callable[[RawEvent], RawEvent]
+
+ENVELOPE_MEMBERS: Final = ("type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs")
+"""The closed envelope of INV-LOG-1: four required keys, three optional ones."""
+REQUIRED_MEMBERS: Final = ("type", "seq", "time", "data")
+FAMILIES: Final = ("envelope", "payload", "lossless", "type")
+
+
+def integer_boundaries(low: int, high: int) -> tuple[object, ...]:
+    """Every boundary of a safe-integer range ``[low, high]`` on both sides, and the spellings of a
+    number a reader must not take for an integer (a fraction, ``-0``, a string, a flag)."""
+    return (low, low - 1, high, high + 1, low + 1, high - 1, 1.5, -0.0, float(high) * 2, "1", True, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Perturbation:
+    """One named edit of one event."""
+
+    family: str
+    name: str
+    """Names the site, not the value: ``seq 2^53``, ``data.reason.kind const``."""
+    edit: Edit
+
+
+def _set(member: str, value: object) -> Edit:
+    def edit(event: RawEvent) -> RawEvent:
+        return {**event, member: copy.deepcopy(value)}
+
+    return edit
+
+
+def _drop(member: str) -> Edit:
+    def edit(event: RawEvent) -> RawEvent:
+        return {k: v for k, v in event.items() if k != member}
+
+    return edit
+
+
+def envelope_perturbations(event: RawEvent, length: int) -> list[Perturbation]:
+    """The envelope's edits of ``event``, standing at position ``length`` of its log."""
+    found = [Perturbation("envelope", f"drop {member}", _drop(member)) for member in ENVELOPE_MEMBERS if member in event]
+    found.append(Perturbation("envelope", "undeclared key", _set("seqs", [event.get("seq")])))
+    for value in integer_boundaries(0, MAX_SAFE_INTEGER):
+        found.append(Perturbation("envelope", f"seq {value!r}", _set("seq", value)))
+    for value in (length - 1, length + 1):
+        found.append(Perturbation("envelope", f"seq at length {value - length:+d}", _set("seq", value)))
+    for value in integer_boundaries(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER):
+        found.append(Perturbation("envelope", f"time {value!r}", _set("time", value)))
+    for value in (True, False, 1, "true", None):
+        found.append(Perturbation("envelope", f"ignorable {value!r}", _set("ignorable", value)))
+    for value in ("append", "replace", {"replace": {"start": 0, "end": 0}}, None, 1, []):
+        found.append(Perturbation("envelope", f"surfaceOp {value!r}", _set("surfaceOp", value)))
+    for value in ([], [0], [length], 0, None, [0, 0], [-1], ["0"]):
+        found.append(Perturbation("envelope", f"sourceEventSeqs {value!r}", _set("sourceEventSeqs", value)))
+    for value in ([], "x", 0, None):
+        found.append(Perturbation("envelope", f"data {value!r}", _set("data", value)))
+    for value in ("", 1, None):
+        found.append(Perturbation("envelope", f"type {value!r}", _set("type", value)))
+    return found
+
+
+def _nested(depth: int) -> object:
+    value: object = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+NOT_LOSSLESS: Final[Mapping[str, object]] = {
+    "2^53": 2**53,
+    "-(2^53)": -(2**53),
+    "-0": -0.0,
+    "1e300": 1e300,
+    "nested past the limit": _nested(MAX_NESTING + 1),
+    "nested at the limit": _nested(MAX_NESTING - 1),
+    "2^53 - 1": MAX_SAFE_INTEGER,
+    "2.0": 2.0,
+}
+"""Values around INV-LOG-4's line: not lossless (refused), and just inside it (kept: a large finite
+double, ``2.0``, ``2^53 - 1``, a nesting at the limit).  Infinity has no JSON spelling on the wire;
+the stored-line edits reach it as text."""
+
+
+def _leaves(value: object, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    if isinstance(value, dict):
+        return [path] + [p for key, member in value.items() for p in _leaves(member, (*path, key))]
+    if isinstance(value, list):
+        return [path] + [p for index, item in enumerate(value) for p in _leaves(item, (*path, index))]
+    return [path]
+
+
+def _replace_at(location: tuple[str | int, ...], new: object) -> Edit:
+    def edit(event: RawEvent) -> RawEvent:
+        changed = copy.deepcopy(event)
+        if not location:
+            changed["data"] = copy.deepcopy(new)
+            return changed
+        container: Any = changed["data"]
+        for step in location[:-1]:
+            container = container[step]
+        container[location[-1]] = copy.deepcopy(new)
+        return changed
+
+    return edit
+
+
+def lossless_perturbations(event: RawEvent, rng: random.Random) -> list[Perturbation]:
+    """A value somewhere in the payload (one drawn location, the whole payload included) replaced
+    by each value of :data:`NOT_LOSSLESS`."""
+    leaves = _leaves(event.get("data"))
+    location = rng.choice(leaves) if leaves else ()
+    return [Perturbation("lossless", f"data {name}", _replace_at(location, value)) for name, value in NOT_LOSSLESS.items()]
+
+
+def payload_perturbations(event: RawEvent) -> list[Perturbation]:
+    """One perturbation per keyword site of the event's published schema (none for a type without one)."""
+    type_ = event.get("type")
+    if not isinstance(type_, str) or type_ not in EVENT_PAYLOADS:
+        return []
+
+    def replaced(payload: object) -> Edit:
+        return lambda e: {**e, "data": copy.deepcopy(payload)}
+
+    sites = keyword_sites(type_, event.get("data"))
+    return [Perturbation("payload", f"data.{site.key}", replaced(site.payload)) for site in sites]
+
+
+def type_perturbations(event: RawEvent) -> list[Perturbation]:
+    """The type swapped for a sibling, another v1 type, a v0 form or an unknown type."""
+    type_ = event.get("type")
+    prefix = type_.split("/")[0] if isinstance(type_, str) else ""
+    siblings = sorted(t for t in EVENT_PAYLOADS if t.split("/")[0] == prefix and t != type_)
+    others = sorted(t for t in EVENT_PAYLOADS if t != type_ and t not in siblings)
+    legacy = sorted(t for t in (V0_INVENTORY | REFUSED_TYPES.keys()) if t not in EVENT_PAYLOADS)
+    found = [Perturbation("type", f"sibling {t}", _set("type", t)) for t in siblings]
+    found += [Perturbation("type", f"other {t}", _set("type", t)) for t in others]
+    found += [Perturbation("type", f"legacy {t}", _set("type", t)) for t in legacy]
+    unknown = f"{prefix or 'vendor'}/unknown-kind"
+    found.append(Perturbation("type", "unknown", _set("type", unknown)))
+    found.append(Perturbation("type", "unknown, ignorable", lambda e: {**e, "type": unknown, "ignorable": True}))
+    return found
+
+
+def perturbations(event: RawEvent, length: int, rng: random.Random) -> dict[str, list[Perturbation]]:
+    """Every perturbation of ``event`` (standing at position ``length``), by family."""
+    return {
+        "envelope": envelope_perturbations(event, length),
+        "payload": payload_perturbations(event),
+        "lossless": lossless_perturbations(event, rng),
+        "type": type_perturbations(event),
+    }
+
+
+def family_sweep(event: RawEvent, length: int, rng: random.Random, family: str, cap: int) -> list[Perturbation]:
+    """The perturbations of one family a sweep sends: every one, or, past ``cap``, one drawn per site
+    (the part of a name before its value) for ``cap`` drawn sites.  A family's values are what tell a
+    port that checks a rule apart from one that only mostly does (a fraction rounded, ``-0`` let
+    through), so a sweep sends them all where it can."""
+    found = perturbations(event, length, rng)[family]
+    if len(found) <= cap:
+        return found
+    by_site: dict[str, list[Perturbation]] = {}
+    for perturbation in found:
+        by_site.setdefault(site_of(perturbation), []).append(perturbation)
+    sites = sorted(by_site)
+    rng.shuffle(sites)
+    return [rng.choice(by_site[site]) for site in sites[:cap]]
+
+
+def site_of(perturbation: Perturbation) -> str:
+    """The site a perturbation breaks, without the value it writes there: ``seq``, ``data.turn maximum``."""
+    if perturbation.family == "payload":
+        return perturbation.name
+    return perturbation.name.split(" ")[0]
+
+
+def draw_perturbation(event: RawEvent, length: int, rng: random.Random, exclude: str | None = None) -> Perturbation | None:
+    """One perturbation: a family drawn evenly among those with sites (``exclude`` left out), then a site of it."""
+    by_family = {f: sites for f, sites in perturbations(event, length, rng).items() if sites and f != exclude}
+    if not by_family:
+        return None
+    family = rng.choice(sorted(by_family))
+    return rng.choice(by_family[family])
+
+
+# --- stored lines ---------------------------------------------------------------------------------
+
+
+def _drop_line(lines: list[str], at: int) -> list[str]:
+    return lines[:at] + lines[at + 1 :]
+
+
+def _repeat_line(lines: list[str], at: int) -> list[str]:
+    return lines[: at + 1] + lines[at:]
+
+
+def _swap_next(lines: list[str], at: int) -> list[str]:
+    if at + 1 >= len(lines):
+        return lines
+    return [*lines[:at], lines[at + 1], lines[at], *lines[at + 2 :]]
+
+
+def _cut_short(lines: list[str], at: int) -> list[str]:
+    return [*lines[:at], lines[at][: max(1, len(lines[at]) // 2)], *lines[at + 1 :]]
+
+
+def _stray_after(lines: list[str], at: int) -> list[str]:
+    return [*lines[: at + 1], '{"type":', *lines[at + 1 :]]
+
+
+def _blank(lines: list[str], at: int) -> list[str]:
+    return [*lines[:at], "   ", *lines[at + 1 :]]
+
+
+def _crlf(lines: list[str], at: int) -> list[str]:
+    return [*lines[:at], lines[at] + "\r", *lines[at + 1 :]]
+
+
+LINE_EDITS: Final[Mapping[str, Callable[[list[str], int], list[str]]]] = {
+    "drop": _drop_line,
+    "repeat": _repeat_line,
+    "swap with next": _swap_next,
+    "cut short": _cut_short,
+    "stray line after": _stray_after,
+    "blank": _blank,
+    "crlf": _crlf,
+}
+
+
+def perturb_lines(text: str, rng: random.Random, edits: int) -> tuple[str, list[str]]:
+    """``text`` with ``edits`` line edits at drawn lines (the header line included), and their names."""
+    final_newline = text.endswith("\n")
+    lines = text.split("\n")[:-1] if final_newline else text.split("\n")
+    names = []
+    for _ in range(edits):
+        if not lines:
+            break
+        name = rng.choice(sorted(LINE_EDITS))
+        at = rng.randrange(len(lines))
+        lines = LINE_EDITS[name](lines, at)
+        names.append(f"{name} line {at + 1}")
+    joined = "\n".join(lines)
+    return (joined + "\n" if final_newline and lines else joined), names
+
+
+def moved_to(event: RawEvent, seq: int, time: int) -> RawEvent:
+    """A copy of ``event`` standing at ``seq`` (and ``time``): an event of the log written again later."""
+    return {**copy.deepcopy(event), "seq": seq, "time": time}
+
+
+def picked(rng: random.Random, options: Sequence[Any]) -> Any:
+    """One of ``options`` (a shorthand that keeps the draws of one step on one generator)."""
+    return options[rng.randrange(len(options))]
+
+
+# --- orders of events -------------------------------------------------------------------------------
+
+
+def renumbered(events: Sequence[RawEvent]) -> list[RawEvent]:
+    """``events`` with seqs made contiguous from 0 again (everything else, citations included, kept)."""
+    return [{**event, "seq": seq} for seq, event in enumerate(events)]
+
+
+def _dropped(events: list[RawEvent], at: int) -> list[RawEvent]:
+    return events[:at] + events[at + 1 :]
+
+
+def _doubled(events: list[RawEvent], at: int) -> list[RawEvent]:
+    return events[: at + 1] + events[at:]
+
+
+def _swapped(events: list[RawEvent], at: int) -> list[RawEvent]:
+    if at + 1 >= len(events):
+        return events
+    return [*events[:at], events[at + 1], events[at], *events[at + 2 :]]
+
+
+def _to_end(events: list[RawEvent], at: int) -> list[RawEvent]:
+    return [*events[:at], *events[at + 1 :], events[at]]
+
+
+ORDER_EDITS: Final[Mapping[str, Callable[[list[RawEvent], int], list[RawEvent]]]] = {
+    "drop": _dropped,
+    "double": _doubled,
+    "swap with next": _swapped,
+    "move to the end": _to_end,
+}
+"""Edits of a log's order, each followed by :func:`renumbered`: every event stays valid on its own,
+so only the relationship, trace, surface and header rules can refuse the result (or none)."""
+
+
+def reordered(events: list[RawEvent], rng: random.Random) -> tuple[list[RawEvent], str]:
+    """``events`` with one order edit at a drawn event, renumbered, and the edit's name."""
+    name = rng.choice(sorted(ORDER_EDITS))
+    at = rng.randrange(len(events))
+    return renumbered(ORDER_EDITS[name](list(events), at)), f"{name} event {at}"

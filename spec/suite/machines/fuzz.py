@@ -1,0 +1,218 @@
+"""The ``fuzz`` group: differential generation with no hand-written candidate.
+
+The harness builds a realistic session as the other groups do.  Now and then an event of it is
+perturbed (:mod:`sessionlog_spec.suite.fuzz.perturb`: an envelope member, a keyword of the
+payload's published schema, a value that is not lossless, the type) once or twice, and sent on
+every path the port declares: appended to the live session (``append``), put in place of the
+event in a copy of the log (``seed``, ``load`` and ``read`` of its stored text, ``upgrade_v0`` of it
+as a v1 and as a v0 log).  Whole stored texts are perturbed line by line too.  The model's answer
+decides; the port must give the same verdict, code and state.
+
+The group runs against any port that declares ``session``, ``read`` or ``legacy``, and asks only
+the paths the port declares.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from sessionlog_spec.model.jsonl import encode_line
+from sessionlog_spec.model.load import save_session
+from sessionlog_spec.model.payloads import EVENT_PAYLOADS
+from sessionlog_spec.model.session import SessionState
+from sessionlog_spec.model.shapes import Context
+from sessionlog_spec.protocol.messages import Ok
+from sessionlog_spec.suite.agent.builder import RawEvent
+from sessionlog_spec.suite.agent.payload_values import valid_payload
+from sessionlog_spec.suite.fuzz.paths import PATH_GROUPS, PATHS, STORED_PATHS
+from sessionlog_spec.suite.fuzz.perturb import FAMILIES, draw_perturbation, family_sweep, moved_to, perturb_lines, reordered
+from sessionlog_spec.suite.machines.agent import AgentMachine
+from sessionlog_spec.suite.machines.base import step
+
+SWEEP_CAP = 24
+"""How many perturbations of one family one step sends at most."""
+DRAWN_AFTER = 4
+"""Events a log holds before a payload is drawn for its end: a payload citing earlier seqs needs some."""
+SECOND_FAULT = 3
+"""One perturbed event in this many carries a second fault of another family: which code a port
+gives first is then asked too."""
+HEADER_LINE = {"type": "session", "version": 1, "id": "fuzz-1", "createdAt": 1_700_000_000_000, "delegationDepth": 0}
+"""The header line of a stored text the group writes when the port holds no session of its own."""
+
+
+class FuzzMachine(AgentMachine):
+    """Checks every declared path with perturbed events and stored lines."""
+
+    group = "fuzz"
+    injections = ()
+
+    def start(self) -> None:
+        if self.live:
+            self.exchange("reset")
+
+    @property
+    def live(self) -> bool:
+        """Whether the port holds a live session the harness's events go to."""
+        return self.ctx.supports("session")
+
+    def paths(self) -> tuple[str, ...]:
+        """The paths the port declares."""
+        return tuple(p for p in PATHS if all(self.ctx.supports(g) for g in PATH_GROUPS[p]))
+
+    def deliver(self, raw: RawEvent) -> None:
+        if self.live:
+            self.exchange_ok("append", event=raw)
+        self.loop.commit(raw)
+
+    def check_state(self) -> None:
+        if self.live:
+            self.exchange("state")
+            if self.ctx.supports("jsonl"):
+                self.exchange("save")
+
+    def closing_check(self) -> None:
+        self.retitle("fuzz_closing")
+        self.send_log(list(self.loop.log), self.paths()[0] if self.paths() else "append")
+
+    def take_over(self, state: SessionState) -> None:
+        # A seeded or loaded log may end with a time a perturbation moved to its bound; the harness
+        # keeps its own clock, so the events it writes next stay within the envelope.
+        clock = self.loop.builder.time
+        super().take_over(state)
+        self.loop.builder.time = clock
+
+    def clock(self) -> int:
+        """The time of an event the group writes at the end of the log: the harness's clock, not the
+        last event's time (which a perturbation may have moved to a bound)."""
+        return int(self.loop.builder.time) + 1
+
+    # -- what is sent ------------------------------------------------------------------------------------
+
+    def stored(self, events: list[Any], version: int = 1) -> str:
+        """``events`` as a stored text (header line first)."""
+        header = {**HEADER_LINE, "version": version}
+        return "".join(encode_line(line) + "\n" for line in [header, *events])
+
+    def send_log(self, events: list[Any], path: str) -> None:
+        """Send a whole log on ``path``; a session the port now holds becomes the harness's."""
+        if path in ("seed", "append"):
+            self.settle_state_check()
+            if isinstance(self.exchange("seed", events=events), Ok):
+                self.take_over(self.oracle.state)
+            else:
+                self.after_refusal()
+        elif path == "load":
+            self.settle_state_check()
+            if isinstance(self.exchange("load", jsonl=self.stored(events)), Ok):
+                self.take_over(self.oracle.state)
+            else:
+                self.after_refusal()
+        elif path == "read":
+            self.exchange("read", jsonl=self.stored(events))
+        else:
+            version = 0 if path == "upgrade_v0" else 1
+            self.exchange("upgrade_v0", log={"header": {**HEADER_LINE, "version": version}, "events": events})
+
+    def send_text(self, text: str, path: str) -> None:
+        """Send a stored text on ``path`` (``load`` or ``read``)."""
+        if path == "load":
+            self.settle_state_check()
+            if isinstance(self.exchange("load", jsonl=text), Ok):
+                self.take_over(self.oracle.state)
+            else:
+                self.after_refusal()
+        else:
+            self.exchange("read", jsonl=text)
+
+    # -- rules ----------------------------------------------------------------------------------------------
+
+    @precondition(lambda self: bool(self.loop.log) and bool(self.paths()))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def perturbed_event(self, rng: random.Random, data: st.DataObject) -> None:
+        """An event of the log perturbed every way of one family (or a draw of them), each on one
+        declared path; one in :data:`SECOND_FAULT` carries a second fault of another family."""
+        path = self.pick(data, self.paths(), "path")
+        family = self.pick(data, FAMILIES, "family")
+        log = list(self.loop.log)
+        if path == "append":
+            base = moved_to(rng.choice(log), len(log), self.clock()) if rng.randrange(2) else rng.choice(log)
+            index = len(log)
+        else:
+            index = rng.randrange(len(log))
+            base = log[index]
+        self.retitle(f"fuzz_{path}")
+        with self.one_state_check():
+            for perturbation in family_sweep(base, index, rng, family, SWEEP_CAP):
+                event = perturbation.edit(base)
+                if rng.randrange(SECOND_FAULT) == 0:
+                    second = draw_perturbation(event, index, rng, exclude=family)
+                    event = event if second is None else second.edit(event)
+                if path == "append":
+                    if isinstance(self.exchange("append", event=event), Ok):
+                        self.loop.commit(event)
+                        return
+                    self.after_refusal()
+                else:
+                    self.send_log([*log[:index], event, *log[index + 1 :]], path)
+                    if path in ("seed", "load") and len(self.loop.log) != len(log):
+                        return
+
+    @precondition(lambda self: bool(self.loop.log) and any(p in self.paths() for p in STORED_PATHS))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data(), edits=st.integers(1, 3))
+    @step
+    def perturbed_lines(self, rng: random.Random, data: st.DataObject, edits: int) -> None:
+        """The stored text of the log with one to three line edits, loaded or read."""
+        path = self.pick(data, [p for p in STORED_PATHS if p in self.paths()], "path")
+        packed = data.draw(st.booleans(), label="packed")
+        text = save_session(self.oracle.header, self.loop.state, packed) if self.live else self.stored(list(self.loop.log))
+        perturbed, _ = perturb_lines(text, rng, edits)
+        self.retitle(f"fuzz_lines_{path}")
+        self.send_text(perturbed, path)
+
+    @precondition(lambda self: len(self.loop.log) > 1 and bool(self.paths()))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def reordered_log(self, rng: random.Random, data: st.DataObject) -> None:
+        """The log with one event dropped, doubled, swapped with the next or moved to the end, renumbered:
+        an order of valid events the harness never writes, judged by the relationship rules alone.
+        On the live path the moved event is appended again as it stands."""
+        path = self.pick(data, self.paths(), "path")
+        log = list(self.loop.log)
+        self.retitle(f"fuzz_order_{path}")
+        if path == "append":
+            again = moved_to(rng.choice(log), len(log), self.clock())
+            with self.one_state_check():
+                if isinstance(self.exchange("append", event=again), Ok):
+                    self.loop.commit(again)
+                else:
+                    self.after_refusal()
+            return
+        events, _ = reordered(log, rng)
+        self.send_log(events, path)
+
+    @precondition(lambda self: len(self.loop.log) >= DRAWN_AFTER and bool(self.paths()))
+    @rule(data=st.data())
+    @step
+    def drawn_payload(self, data: st.DataObject) -> None:
+        """An event of any type whose payload is drawn along its shape (boundaries included) where the
+        log stands: valid values the harness's builders never write, and the relationship rules on them."""
+        path = self.pick(data, self.paths(), "path")
+        event_type = self.pick(data, sorted(EVENT_PAYLOADS), "type")
+        seq = len(self.loop.log)
+        payload = data.draw(valid_payload(EVENT_PAYLOADS[event_type], Context(event_seq=seq)), label="payload")
+        time = self.clock()
+        event = {"type": event_type, "seq": seq, "time": time, "data": payload}
+        self.retitle(f"fuzz_drawn_{path}")
+        if path == "append":
+            with self.one_state_check():
+                if isinstance(self.exchange("append", event=event), Ok):
+                    self.loop.commit(event)
+                else:
+                    self.after_refusal()
+            return
+        self.send_log([*self.loop.log, event], path)
