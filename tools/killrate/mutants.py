@@ -84,7 +84,8 @@ CATALOGUE: list[Mutant] = []
 
 TUNED = "tuned"
 BLIND = "blind"
-HALVES = (TUNED, BLIND)
+FRESH = "fresh"
+HALVES = (TUNED, BLIND, FRESH)
 
 
 def mutant(  # noqa: PLR0917 - the catalogue's row: name, invariant, group, target, probe
@@ -105,6 +106,14 @@ def blind_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
 ) -> Callable[[Wrapper], Wrapper]:
     """Register a mutant of the second half: written from the invariant list alone (see ``docs/strength.md``)."""
     return mutant(name, invariant, group, owner, attr, probe, half=BLIND)
+
+
+def fresh_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
+    name: str, invariant: str, group: str, owner: type | ModuleType, attr: str, probe: p.Probe
+) -> Callable[[Wrapper], Wrapper]:
+    """Register a mutant of the third half: written from the invariant list, the model and seqlog alone,
+    before any suite change aimed at it."""
+    return mutant(name, invariant, group, owner, attr, probe, half=FRESH)
 
 
 def _data(event: Event) -> Mapping[str, Any]:
@@ -1336,8 +1345,8 @@ CANARY = Mutant(
 )
 """Must always die: a run in which it survives is void."""
 
-# The second half registers itself on import; its modules need the helpers above.
-from killrate import blind_edges, blind_relations, blind_shapes  # noqa: E402, F401
+# The second and third halves register themselves on import; their modules need the helpers above.
+from killrate import blind_edges, blind_relations, blind_shapes, fresh_edges, fresh_relations, fresh_values  # noqa: E402, F401
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in (*CATALOGUE, CANARY)}
 assert len(BY_NAME) == len(CATALOGUE) + 1, "duplicate mutant name"

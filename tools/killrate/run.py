@@ -27,8 +27,8 @@ from typing import Any
 
 from killrate.driver import UNMUTATED
 from killrate.mutants import CANARY, CATALOGUE, HALVES, Mutant
-from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.registry import BY_ID
+from sessionlog_spec.suite.groups import SUITE_GROUPS
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT_FORMAT = "killrate-report/1"
@@ -132,7 +132,7 @@ def check_command(config: RunConfig, name: str, groups: Sequence[str], report: P
         argv += ["--timeout", str(config.timeout)]
     if not config.strict_codes:
         argv.append("--any-code")
-    if set(groups) != set(GROUPS):
+    if set(groups) != set(SUITE_GROUPS):
         argv += ["--only", ",".join(groups)]
     return argv
 
@@ -384,12 +384,12 @@ def run(
     sources = {"git": git_revision(), **freeze_sources(config)}
 
     def groups_for(mutant: Mutant) -> list[str]:
-        return list(GROUPS) if config.all_groups else [mutant.group]
+        return list(SUITE_GROUPS) if config.all_groups else [mutant.group]
 
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
         # The unmutated port's runs are the longest (every group): they go to the pool one by one.
         baseline_jobs = [
-            pool.submit(check, config, UNMUTATED, list(GROUPS), None, f"-run{i + 1}" if config.repeat > 1 else "")
+            pool.submit(check, config, UNMUTATED, list(SUITE_GROUPS), None, f"-run{i + 1}" if config.repeat > 1 else "")
             for i in range(max(1, config.repeat))
         ]
         canary_job = pool.submit(check_repeated, config, CANARY.name, [CANARY.group], CANARY)
