@@ -236,7 +236,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     _inv(
         "INV-SURF-11",
         "A `tool/result` replace rewrites exactly one current `tool/result`, and the two differ only in "
-        "the content of the tool-result block.",
+        "the content of the tool-result block.  Every path enforces it: `append` and `seed`, and a stored or "
+        "converted log on `load`, `read` and `upgrade_v0`, as the released Session's restore does.",
         "A rewrite may shrink an output, never change which call it answers or whether it failed.",
         C.TOOL_REWRITE_SPAN,
         C.TOOL_REWRITE_TARGET,

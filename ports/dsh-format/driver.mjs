@@ -1,27 +1,29 @@
 #!/usr/bin/env node
 /**
  * sessionlog-driver/1 driver for the published v0-to-v1 session-format edge:
- * @deepseek-ai/dsh-session-format-v0-to-v1 with @deepseek-ai/dsh-session-format (both pinned in
- * package.json).
+ * @deepseek-ai/dsh-session-format-v0-to-v1 with @deepseek-ai/dsh-session-format, and the surface
+ * fold of the published @deepseek-ai/dsh-session (all pinned in package.json).
  *
  * Speaks JSON Lines on stdin/stdout (one reply per request, written before the next request is
  * read); everything else goes to stderr.  Every answer comes from the packages' PUBLIC API, wired
  * the way upstream's own restore test facade wires it (upstream source, public repository
- * zsagi1368/deepseek-harness-zDSH, packages/session/session-format-v0-to-v1/src/testing/restore.ts):
+ * zsagi1368/deepseek-harness-zDSH, packages/session/session-format-v0-to-v1/src/testing/restore.ts),
+ * followed, as on upstream's production read path, by the installed Session's restore (SESSION
+ * below):
  *
  *   createSessionFormatCatalog({
  *     currentVersion: 1,
  *     codecs: [releasedV0SessionFormatCodec, releasedV1SessionFormatCodec],
  *     currentEncoder: <unused>,
  *     migrations: [sessionFormatV0ToV1],
- *     restoreCurrent: assertReleasedV1Artifact,                 (rebuilt, see VALIDATORS below)
- *     restoreTransformedCurrent: assertReleasedV1MigrationSource, (rebuilt)
+ *     restoreCurrent: assertReleasedV1Artifact + the Session's surface fold,   (rebuilt, see VALIDATORS)
+ *     restoreTransformedCurrent: assertReleasedV1MigrationSource + the fold,   (rebuilt)
  *     restoreCurrentHeader: assertReleasedV1Header,
  *   })
  *
  *   legacy  upgrade_v0  `catalog.createRestore(header, {recovery: 'strict', validation:
  *                       'transformed'})`, one `decodeRow` per event, `finish()`; a v1 log is then
- *                       held to assertReleasedV1MigrationSource (T6).
+ *                       held to assertReleasedV1MigrationSource and the fold (T6).
  *   read    read        the stored text split into lines the way upstream's historical JSONL reader
  *                       does (MigratingJsonlRows / decodeStreamingMigration in
  *                       packages/session/session-persistence-jsonl/src/generation.ts), the rows fed
@@ -79,7 +81,8 @@
  *      is already current through its identity restorer unvalidated, which is no answer to the
  *      protocol's question (is this a log the edge lets through: spec/PROTOCOL.md, `upgrade_v0`).
  *      The driver holds it to assertReleasedV1MigrationSource, the check upstream's edge applies
- *      to its own output (the interrupted-turn restart admitted), after the identity restore.
+ *      to its own output (the interrupted-turn restart admitted), and to the Session's surface
+ *      fold (SESSION), after the identity restore.
  *  T7  A reply that cannot be serialised (JSON.stringify overflowing on a very deep value) is
  *      replied UNMAPPED with a "driver:" message instead of killing the driver.
  */
@@ -110,6 +113,9 @@ const {
   releasedV1SessionFormatCodec,
   sessionFormatV0ToV1,
 } = await import('@deepseek-ai/dsh-session-format-v0-to-v1')
+// The installed Session's surface fold (SESSION below).  The `./surface` export has no runtime
+// imports, so none of dsh-session's peers is needed.
+const { foldSurface } = await import('@deepseek-ai/dsh-session/surface')
 
 // ---- the error table (T5) ----------------------------------------------------------------------
 
@@ -158,6 +164,26 @@ export const ERROR_TABLE = [
   [/^released Session row \d+ is malformed$/, { read: 'JSONL_MALFORMED_LINE' }],
   [/^released Session row \d+ seq must be a non-negative safe integer$/, { read: 'JSONL_MALFORMED_LINE' }],
   [/^released (text|reasoning|tool-call)-chunks row \d+ /, { read: 'JSONL_MALFORMED_LINE' }],
+  // -- the Session's surface fold (SESSION; dsh-session lib/types/surface.js), one rule a message --
+  // Before the bare `sourceEventSeqs …` rows below, which are the codec's range decoding.
+  [/^session event seq \d+ is not contiguous; expected \d+$/, 'SEQ_NOT_CONTIGUOUS'],
+  [/^session event ".*" is not surface-eligible and cannot carry surfaceOp$/s, 'SURFACE_OP_FORBIDDEN'],
+  [/^session event ".*" is not surface-eligible and cannot carry sourceEventSeqs$/s, 'SOURCES_FORBIDDEN'],
+  [/^session event ".*" is surface-eligible and requires a surfaceOp marker$/s, 'SURFACE_OP_MISSING'],
+  [/^session event ".*" carries an invalid (replace )?surfaceOp$/s, 'SURFACE_OP_INVALID'],
+  [/^surface replace: start seq \d+ not found in surface$/, 'REPLACE_START_NOT_ON_SURFACE'],
+  [/^surface replace: end seq \d+ not found in surface$/, 'REPLACE_END_NOT_ON_SURFACE'],
+  [/^surface replace: start seq \d+ \(index \d+\) is after end seq \d+ \(index \d+\)$/, 'REPLACE_RANGE_INVERTED'],
+  [/^sourceEventSeqs on event at seq \d+ must be an array when present$/, 'SOURCES_INVALID'],
+  [/^session event ".*" sourceEventSeqs must densely contain non-negative safe integers$/s, 'SOURCES_INVALID'],
+  [/^sourceEventSeqs must not be empty except on assistant\/message$/, 'SOURCES_EMPTY'],
+  [/^sourceEventSeqs must not contain duplicates$/, 'SOURCES_DUPLICATE'],
+  [/^sourceEventSeqs must reference earlier events: \d+ >= current seq \d+$/, 'SOURCES_NOT_EARLIER'],
+  [/^surface replace: sourceEventSeqs must include every shadowed surface node; missing [\d, ]+$/, 'SOURCES_MISSING_SHADOWED'],
+  [/^tool\/result surface replacement must rewrite exactly one current node$/, 'TOOL_REWRITE_SPAN'],
+  [/^tool\/result surface replacement must target a current tool\/result$/, 'TOOL_REWRITE_TARGET'],
+  [/^tool\/result surface replacement may change only content$/, 'TOOL_REWRITE_CHANGES'],
+
   // decodeSeqRanges (range-encoded provenance): no type/seq in the message.
   [/^sourceEventSeqs (must be an array|member must be a non-negative safe integer)$/, { read: 'JSONL_MALFORMED_LINE', upgrade_v0: 'SOURCES_INVALID' }],
   [/^sourceEventSeqs /, { read: 'JSONL_MALFORMED_LINE' }],
@@ -278,7 +304,10 @@ class BadRequest extends Error {}
 //     region lib/types/validation.js), with the same messages.  The exported
 //     restoreReleasedV1Artifact(artifact, types) runs the same loop with frozenEnvelope = false
 //     (surfaceOp / sourceEventSeqs admitted on every type, no assertReleasedSurfaceMetadata), so
-//     it cannot stand in for it; it is not called.
+//     it cannot stand in for it; it is not called.  It is the format half of production's
+//     restore only: production follows it with the Session's restore (SESSION below), which
+//     refuses surfaceOp / sourceEventSeqs on every type but the three surface types, as the frozen
+//     envelope does, so on those members the frozen check gives production's verdict.
 //   * assertReleasedV0Keys is rebuilt as exactKeys (same messages).
 
 const RELEASED_V0_EVENT_TYPE_SET = new Set(Object.keys(RELEASED_V0_EVENT_DISPOSITIONS))
@@ -325,6 +354,32 @@ function releasedV1Coordinates(artifact) {
   }
 }
 
+// ---- SESSION: the installed Session's restore, as production runs it after the format checks ------
+//
+// Upstream's production read of a stored log does not stop at the format package.  The catalog that
+// scripts/gen-session-format-catalog.ts generates (published: dsh-session-format-catalog
+// lib/index.js, `sessionFormatCatalog`) restores the current version with
+// `restoreReleased<Vn>Artifact(artifact, KNOWN_SESSION_EVENT_TYPES)` and then
+// `validateInstalledCurrentSessionArtifact`, which is `Session.fromRestore(…)`; the JSONL backend
+// reads a current generation with `scanLog` / `SessionLogScanner`, `validateStoredEvents`
+// (dsh-session-persistence) and `Session.fromRestore` (session-persistence-jsonl src/index.ts,
+// `decodeStoredLog`; the coordinator's load), and verifies every migrated generation with
+// `validateStoredEvents` + `Session.fromRestore` before it publishes it (src/generation.ts,
+// `verifyCurrentGeneration`).  `Session.fromRestore` puts every event through
+// `SurfaceManager.validateNext`, i.e. the surface fold's `planSurfaceEvent`: contiguity, surface
+// eligibility (surfaceOp and sourceEventSeqs only on user/message, assistant/message and
+// tool/result, whatever the type, an unknown ignorable one included), replace ranges, provenance
+// and the tool-result rewrite rule.  No Session of format v1 was published; the surface rules did
+// not change from v0 to v1, so the published Session's fold (`foldSurface`, the same
+// `planSurfaceEvent`) stands in for it.  Only the fold is taken: the rest of that Session's restore
+// (its v0 header, its v0-era message and header checks) belongs to format v0, and the payloads are
+// the format package's released table above.
+
+/** The installed Session's restore of the surface: throws what `Session.fromRestore` would. */
+function assertRestoredSurface(artifact) {
+  foldSurface(artifact.events)
+}
+
 /** testing/validation.ts assertReleasedV1Artifact: the exact released-v1 logical artifact. */
 function assertReleasedV1Artifact(artifact) {
   assertReleasedV1Header(artifact.header)
@@ -359,10 +414,12 @@ const catalog = createSessionFormatCatalog({
   migrations: [sessionFormatV0ToV1],
   restoreCurrent(artifact) {
     assertReleasedV1Artifact(artifact)
+    assertRestoredSurface(artifact)
     return artifact
   },
   restoreTransformedCurrent(artifact) {
     assertReleasedV1MigrationSource(artifact)
+    assertRestoredSurface(artifact)
     return artifact
   },
   restoreCurrentHeader(header) {
@@ -472,7 +529,10 @@ const ops = {
     const artifact = restore.finish()
     // T6: current input comes back through the identity restorer unvalidated; it is held to what
     // upstream's v1 edge accepts as its source, as the edge's own output is.
-    if (isObject(log.header) && log.header.version === 1) assertReleasedV1MigrationSource(artifact)
+    if (isObject(log.header) && log.header.version === 1) {
+      assertReleasedV1MigrationSource(artifact)
+      assertRestoredSurface(artifact)
+    }
     return { log: replyLog(artifact) }
   },
   read: (request) => {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -22,6 +23,8 @@ from model_cases import (
     user,
 )
 
+from sessionlog_spec.contracts.jsonl import load_session
+from sessionlog_spec.contracts.legacy import upgrade_v0
 from sessionlog_spec.contracts.log import append_event, decode_event
 from sessionlog_spec.contracts.surface import (
     decode_surface_op,
@@ -31,6 +34,10 @@ from sessionlog_spec.contracts.surface import (
     surface_transition,
 )
 from sessionlog_spec.model.event import APPEND, SURFACE_TYPES, Event, Replace
+from sessionlog_spec.model.json_value import JsonObject, freeze
+from sessionlog_spec.model.jsonl import encode_line
+from sessionlog_spec.model.legacy import StoredLog
+from sessionlog_spec.model.load import LoadedSession, ReadLog, read_log
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
 from sessionlog_spec.model.surface import FoldedSurface, Replacement, Surface
 from sessionlog_spec.model.violation import Code
@@ -393,6 +400,67 @@ def test_inv_surf_11_rewrite_checks_provenance_first() -> None:
     """A rewrite that does not cite its target is refused for provenance."""
     raw = rewrite(5, 4, 4, result_data(1, 1, "c1", text="[elided]"), [3])
     assert refusal(session(tool_step()), raw) is Code.SOURCES_MISSING_SHADOWED
+
+
+BAD_REWRITES = {
+    "spans-two": (rewrite(5, 2, 4, result_data(1, 1, "c1", text="[elided]"), [2, 4]), Code.TOOL_REWRITE_SPAN),
+    "targets-a-message": (rewrite(5, 2, 2, result_data(1, 1, "c1", text="[elided]"), [2]), Code.TOOL_REWRITE_TARGET),
+    "flips-is-error": (
+        rewrite(5, 4, 4, result_data(1, 1, "c1", text="[elided]", is_error=True), [4]),
+        Code.TOOL_REWRITE_CHANGES,
+    ),
+}
+"""The three ways a rewrite breaks INV-SURF-11, each as the event after :func:`tool_step`, with its code."""
+
+
+def stored_text(events: list[dict[str, Any]], version: int = 1) -> str:
+    """``events`` as a stored log of format ``version``: the header line and one line per event."""
+    header = {"type": "session", "version": version, "id": "s-1", "createdAt": 0, "delegationDepth": 0}
+    return "".join(encode_line(value) + "\n" for value in [header, *events])
+
+
+def frozen_object(value: dict[str, Any]) -> JsonObject:
+    """``value`` frozen, as the edge's input holds a JSON object."""
+    result = freeze(value)
+    assert isinstance(result, Mapping)
+    return result
+
+
+def stored_log(events: list[dict[str, Any]], version: int) -> StoredLog:
+    """``events`` as the edge's input: a frozen header of format ``version`` and frozen events."""
+    header = {"type": "session", "version": version, "id": "s-1", "createdAt": 0, "delegationDepth": 0}
+    return StoredLog(frozen_object(header), tuple(frozen_object(e) for e in events))
+
+
+def test_inv_surf_11_a_stored_log_with_a_content_only_rewrite_reads_loads_and_converts() -> None:
+    """The rule's valid case on every stored-log path: the rewrite takes its target's place."""
+    events = [*tool_step(), rewrite(5, 4, 4, result_data(1, 1, "c1", text="[elided]"), [4])]
+    for version in (1, 0):
+        read = read_log(stored_text(events, version))
+        assert isinstance(read, ReadLog), read
+        assert read.state.surface.nodes == (2, 5)
+        loaded = load_session(stored_text(events, version))
+        assert isinstance(loaded, LoadedSession), loaded
+        assert loaded.state.surface.nodes[:2] == (2, 5)
+        assert isinstance(upgrade_v0(stored_log(events, version)), StoredLog)
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_REWRITES))
+@pytest.mark.parametrize("version", [1, 0], ids=["v1", "v0"])
+def test_inv_surf_11_a_stored_log_with_a_bad_rewrite_is_refused_on_read_and_load(bad: str, version: int) -> None:
+    """A stored log is held to the rule as the released Session's restore holds it: ``read`` and ``load`` refuse."""
+    raw, code = BAD_REWRITES[bad]
+    text = stored_text([*tool_step(), raw], version)
+    assert code_of(read_log(text)) is code
+    assert code_of(load_session(text)) is code
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_REWRITES))
+@pytest.mark.parametrize("version", [0, 1], ids=["v0", "v1"])
+def test_inv_surf_11_a_log_with_a_bad_rewrite_is_refused_at_the_edge(bad: str, version: int) -> None:
+    """``upgrade_v0`` refuses the rewrite in a v0 log it converts and in a v1 log it is handed."""
+    raw, code = BAD_REWRITES[bad]
+    assert code_of(upgrade_v0(stored_log([*tool_step(), raw], version))) is code
 
 
 # -- INV-SURF-12: the fold -----------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The published v0-to-v1 edge (``ports/dsh-format``) against the model.
 
 The driver wires ``@deepseek-ai/dsh-session-format-v0-to-v1@0.1.3-alpha.2`` into the format catalog
-as upstream's own test facade does and answers ``upgrade_v0`` and ``read``.  These tests pin what
+as upstream's own test facade does, follows it with the published Session's surface fold as
+upstream's production read path does (``Session.fromRestore``), and answers ``upgrade_v0`` and ``read``.  These tests pin what
 the released reader does with the physical forms the model learned from it (packed chunk rows,
 range provenance, recovery of a damaged tail), and the whole divergence catalogue, so a change on
 either side fails here.  Skipped when ``node`` or ``ports/dsh-format/node_modules`` is missing (run
@@ -11,8 +12,9 @@ either side fails here.  Skipped when ``node`` or ``ports/dsh-format/node_module
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from catalogue_check import SLICES, check_catalogue
@@ -32,12 +34,14 @@ from sessionlog_spec.suite.run import Failure
 ROOT = Path(__file__).resolve().parents[2]
 PORT_DIR = ROOT / "ports" / "dsh-format"
 NODE = shutil.which("node")
+PACKAGES = ("dsh-session-format-v0-to-v1", "dsh-session")
+"""The driver's packages (under ``@deepseek-ai/``): the edge, and the Session whose surface fold follows it."""
 
 pytestmark = [
     pytest.mark.skipif(NODE is None, reason="node is not installed"),
     pytest.mark.skipif(
-        not (PORT_DIR / "node_modules" / "@deepseek-ai" / "dsh-session-format-v0-to-v1").is_dir(),
-        reason="ports/dsh-format/node_modules is missing: run `cd ports/dsh-format && npm ci`",
+        not all((PORT_DIR / "node_modules" / "@deepseek-ai" / name).is_dir() for name in PACKAGES),
+        reason="ports/dsh-format/node_modules is missing or out of date: run `cd ports/dsh-format && npm ci`",
     ),
 ]
 
@@ -113,6 +117,76 @@ def test_inv_log_4_an_integral_double_beyond_2_53_comes_back_as_the_same_number(
     assert isinstance(released, Ok)
     maximum = released.result["events"][3]["data"]["header"]["tools"][0]["parameters"]["properties"]["n"]["maximum"]
     assert type(maximum) is int and maximum != 4.607427877621723e16 and float(maximum) == 4.607427877621723e16
+    agree(edge, text)
+
+
+def tool_turn_text(last: Callable[[SessionBuilder], dict[str, Any]], version: int = 1) -> str:
+    """A stored log of one turn that called ``read_file`` and a second turn open, then the event ``last`` builds."""
+    b = SessionBuilder()
+    b.tool_turn("Read it.", ("call-1",), basic_header(tools=("read_file",)), "initial")
+    b.turn_start()
+    events = [*b.events, last(b)]
+    return "".join(encode_line(line) + "\n" for line in [{**DEFAULT_HEADER, "version": version}, *events])
+
+
+def flip_is_error(b: SessionBuilder) -> dict[str, Any]:
+    """A rewrite of the turn's tool result that also marks it failed."""
+    event = b.rewrite_tool_result(b.tool_result_seqs()[0], commit=False)
+    event["data"]["message"]["content"][0]["isError"] = True
+    return event
+
+
+def spanning_two(b: SessionBuilder) -> dict[str, Any]:
+    """A rewrite of the turn's tool result that replaces the assistant message before it too."""
+    result = b.tool_result_seqs()[0]
+    event = b.rewrite_tool_result(result, commit=False)
+    return {**event, "surfaceOp": {"op": "replace", "start": result - 2, "end": result}, "sourceEventSeqs": [result - 2, result]}
+
+
+def targeting_a_message(b: SessionBuilder) -> dict[str, Any]:
+    """A tool-result replace whose target is the assistant message that asked for the call."""
+    asked = b.tool_result_seqs()[0] - 2
+    event = b.rewrite_tool_result(b.tool_result_seqs()[0], commit=False)
+    return {**event, "surfaceOp": {"op": "replace", "start": asked, "end": asked}, "sourceEventSeqs": [asked]}
+
+
+@pytest.mark.parametrize(
+    ("last", "code"),
+    [
+        pytest.param(spanning_two, "TOOL_REWRITE_SPAN", id="spans-two"),
+        pytest.param(targeting_a_message, "TOOL_REWRITE_TARGET", id="targets-a-message"),
+        pytest.param(flip_is_error, "TOOL_REWRITE_CHANGES", id="flips-is-error"),
+    ],
+)
+@pytest.mark.parametrize("version", [1, 0], ids=["v1", "v0"])
+def test_inv_surf_11_the_released_restore_refuses_a_bad_rewrite_in_a_stored_log(
+    edge: SubprocessPort, last: Callable[[SessionBuilder], dict[str, Any]], code: str, version: int
+) -> None:
+    """The Session's restore after the format checks (production's read path) refuses what the model refuses."""
+    text = tool_turn_text(last, version)
+    released = edge.call("read", jsonl=text)
+    assert isinstance(released, Refused) and released.code == code, released
+    agree(edge, text)
+
+
+def test_inv_surf_11_a_content_only_rewrite_in_a_stored_log_is_read_by_the_release(edge: SubprocessPort) -> None:
+    text = tool_turn_text(lambda b: b.rewrite_tool_result(b.tool_result_seqs()[0], commit=False))
+    assert isinstance(edge.call("read", jsonl=text), Ok)
+    agree(edge, text)
+
+
+@pytest.mark.parametrize("member", [{"surfaceOp": "append"}, {"sourceEventSeqs": [1]}], ids=["surface-op", "sources"])
+def test_inv_surf_1_an_unknown_ignorable_event_carries_no_surface_metadata_in_production(
+    edge: SubprocessPort, member: dict[str, Any]
+) -> None:
+    """Production's restore (the Session's ``surfaceOpOf``) refuses ``surfaceOp`` and ``sourceEventSeqs``
+    on every type but the three surface types, an unknown ignorable one included; without them it is read."""
+    unknown = {"type": "vendor/trace", "data": {}, "ignorable": True}
+    bare = tool_turn_text(lambda b: {**unknown, "seq": b.next_seq, "time": b.time})
+    assert isinstance(edge.call("read", jsonl=bare), Ok)
+    text = tool_turn_text(lambda b: {**unknown, "seq": b.next_seq, "time": b.time, **member})
+    released = edge.call("read", jsonl=text)
+    assert isinstance(released, Refused), released
     agree(edge, text)
 
 

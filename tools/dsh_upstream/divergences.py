@@ -434,7 +434,6 @@ EXPLANATIONS = (
     Explanation("D4", r"nested.too.deep"),
     Explanation("D5", r"^(read|legacy) .*ENVELOPE_BAD_SEQ accepted-invalid .*seq -0\.0 ", in_message=True),
     Explanation("driver:json-numbers", r"unsafe integer|outside the safe range|negative zero|rounds"),
-    Explanation("gap:rewrite-rules-on-read", r"^(read|legacy) .*TOOL_REWRITE_(SPAN|TARGET|CHANGES) accepted-invalid"),
     Explanation(
         "driver:upgrade-events-are-rows", r"^(read|legacy) sources_range_encoded@upgrade\S* SOURCES_INVALID accepted-invalid"
     ),
