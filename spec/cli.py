@@ -3,6 +3,7 @@
 * ``check``: run the conformance machines against a port and print the result matrix;
 * ``replay FILE``: re-run a counterexample file against a port;
 * ``check-log PATH...``: check stored logs (files, directories, ``-``) offline against the model;
+* ``html OUT.html REPORT.json...``: a static page of one run, or of several runs side by side;
 * ``catalogue``: regenerate ``invariants.md``.
 
 ``sessionlog-check`` called with ``check``'s options (or none) runs ``check``.
@@ -15,16 +16,17 @@ import sys
 from pathlib import Path
 
 from sessionlog_spec import catalogue
-from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.suite import check_log as check_log_command
 from sessionlog_spec.suite import commands
 from sessionlog_spec.suite.arguments import command_line, positive_int, positive_seconds
+from sessionlog_spec.suite.groups import SUITE_GROUPS
+from sessionlog_spec.suite.output import html as html_output
 from sessionlog_spec.suite.output.cases import MAX_CASE_BYTES
 from sessionlog_spec.suite.output.replay import QUOTE_LIMIT
 from sessionlog_spec.suite.profiles import PROFILES
 from sessionlog_spec.vectors import cli as vectors_cli
 
-COMMANDS = ("check", "replay", "check-log", "catalogue", vectors_cli.COMMAND)
+COMMANDS = ("check", "replay", "check-log", "html", "catalogue", vectors_cli.COMMAND)
 CHECK_SCRIPT = "sessionlog-check"
 
 
@@ -53,21 +55,24 @@ def _port_options(parser: argparse.ArgumentParser) -> None:
 
 def _groups(text: str) -> list[str]:
     groups = [g.strip() for g in text.split(",") if g.strip()]
-    unknown = [g for g in groups if g not in GROUPS]
+    if not groups:
+        raise argparse.ArgumentTypeError(f"{text!r} names no group; choose from {', '.join(SUITE_GROUPS)}")
+    unknown = [g for g in groups if g not in SUITE_GROUPS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown group(s) {unknown}; choose from {', '.join(GROUPS)}")
+        raise argparse.ArgumentTypeError(f"unknown group(s) {unknown}; choose from {', '.join(SUITE_GROUPS)}")
     return groups
 
 
 CHECK_EPILOG = """\
 outputs:
-  --report, --junit and --cases-dir are checked before the port starts: a directory given for a
-  file, a file given for a directory, or a place where no file can be created is bad usage.
+  --report, --junit, --html and --cases-dir are checked before the port starts: a directory given
+  for a file, a file given for a directory, or a place where no file can be created is bad usage.
   Missing directories are created when the outputs are written; the check leaves nothing behind.
-  In --report and --junit each failure carries the failing request, the model's and the port's
-  replies, and the replay command to paste (the same --driver/--port, and --timeout).  Both also
-  name every invariant and code no step exercised.  When the port cannot start, both are still
+  In --report, --junit and --html each failure carries the failing request, the model's and the
+  port's replies, and the replay command to paste (the same --driver/--port, and --timeout).  All
+  name every invariant and code no step exercised.  When the port cannot start, all are still
   written: every selected group is an error carrying the fault and the driver's stderr tail.
+  --html writes one static page (no script, nothing loaded) with the matrix of invariants by group.
 
 exit status:
   0  the run passed
@@ -90,11 +95,29 @@ exit status:
 """
 
 
+HTML_EPILOG = f"""\
+One REPORT.json gives the page of that run: its summary, the matrix of invariants by group (passed,
+failed or not exercised, with the codes exercised), each failure with its request, the model's and
+the port's replies and the replay command, the coverage and the reached cells.  Several give the
+ports side by side: per group and per invariant, each report's outcome in a column named by its
+port and driver.  The page is one file with its CSS inline, no script, and nothing it loads.
+
+exit status:
+  0  the page was written
+  2  bad usage: OUT.html cannot be written or is one of the reports, or a REPORT.json is not a
+     readable sessionlog-report/1 file (missing, a directory, over {html_output.MAX_REPORT_BYTES >> 20} MiB, not JSON,
+     or without the members the page shows)
+"""
+
+
+def program_name() -> str:
+    """The command as it was invoked, for the usage lines: ``sessionlog-check`` or ``python -m sessionlog_spec``."""
+    return CHECK_SCRIPT if Path(sys.argv[0]).name == CHECK_SCRIPT else "python -m sessionlog_spec"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="python -m sessionlog_spec", description="sessionlog-spec: model, spec, conformance suite"
-    )
+    parser = argparse.ArgumentParser(prog=program_name(), description="sessionlog-spec: model, spec, conformance suite")
     sub = parser.add_subparsers(dest="command", required=True)
 
     check = sub.add_parser(
@@ -109,13 +132,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, help="derandomise with this seed (the example database is not used)")
     check.add_argument("--report", type=Path, metavar="OUT.json", help="write a JSON report (also when the port cannot start)")
     check.add_argument("--junit", type=Path, metavar="OUT.xml", help="write JUnit XML (also when the port cannot start)")
+    check.add_argument(
+        "--html", type=Path, metavar="OUT.html", help="write a static HTML page of the run (also when the port cannot start)"
+    )
     check.add_argument("--expect-fail", type=Path, metavar="FILE", help="JSON or TOML list of expected failures")
     check.add_argument("--cases-dir", type=Path, default=Path("reports/cases"), help="counterexample directory (reports/cases)")
-    check.add_argument("--database", metavar="DIR", help="Hypothesis example database directory ($SESSIONLOG_DATABASE)")
+    check.add_argument(
+        "--database", metavar="DIR", help="Hypothesis example database directory ($SESSIONLOG_DATABASE; default in ~/.cache)"
+    )
     check.add_argument("--max-examples", type=positive_int, metavar="N", help="override the profile's examples per group")
     check.add_argument("--steps", type=positive_int, metavar="N", help="override the profile's steps per example")
     check.add_argument("--shrink-seconds", type=positive_int, metavar="S", help="override how long one failure may be shrunk")
-    check.add_argument("--quiet", action="store_true", help="no progress bars")
+    check.add_argument(
+        "--quiet", action="store_true", help="no progress bars: nothing while the run lasts but one line a minute (for CI logs)"
+    )
 
     replay = sub.add_parser(
         "replay",
@@ -135,7 +165,19 @@ def build_parser() -> argparse.ArgumentParser:
         description=check_log_command.HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    check_log.add_argument("paths", nargs="+", metavar="PATH", help="a log file, a directory of *.jsonl logs, or '-' for stdin")
+    check_log.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a log file (plain, zstd or gzip), a directory of logs, or '-' for stdin"
+    )
+    check_log.add_argument("--strict", action="store_true", help="fail a log from which a reader drops any line (exit 1)")
+
+    page = sub.add_parser(
+        "html",
+        help="render a static HTML page from saved JSON reports (several: the ports side by side)",
+        epilog=HTML_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    page.add_argument("output", type=Path, metavar="OUT.html", help="the page to write")
+    page.add_argument("reports", type=Path, nargs="+", metavar="REPORT.json", help="JSON reports written by check --report")
 
     cat = sub.add_parser("catalogue", help="regenerate invariants.md from the registry, contracts and tests (in a checkout)")
     cat.add_argument("--output", type=Path, default=Path("invariants.md"), help="the file to write (./invariants.md)")
@@ -160,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay":
         return commands.replay_case(args)
     if args.command == "check-log":
-        return check_log_command.run(args.paths)
+        return check_log_command.run(args.paths, strict=args.strict)
+    if args.command == "html":
+        return commands.html_page(args)
     if args.command == vectors_cli.COMMAND:
         return vectors_cli.run(args)
     return _catalogue(args.output, args.tests, args.check)

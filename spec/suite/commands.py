@@ -1,9 +1,10 @@
-"""The bodies of the ``check`` and ``replay`` subcommands.
+"""The bodies of the ``check``, ``replay`` and ``html`` subcommands.
 
 Bad usage (no port named, an output path that cannot be written, a malformed expected-failures or
 case file) ends before the port starts, in one line on stderr and exit status 2.  A port that
 cannot start ends in exit status 1 after the fault and the driver's stderr tail are printed, and,
-for ``check``, after the JSON report and the JUnit XML asked for are written with one error per group.
+for ``check``, after the JSON report, the JUnit XML and the HTML page asked for are written with one
+error per group.  ``html`` renders a page from saved JSON reports; a report it cannot read is bad usage.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from sessionlog_spec.protocol.messages import Port, PortFault
 from sessionlog_spec.suite.arguments import output_directory_problem, output_file_problem
 from sessionlog_spec.suite.expectations import Expectation, ExpectationError, judge, load_expectations
 from sessionlog_spec.suite.output.cases import CaseFileError, read_case
-from sessionlog_spec.suite.output.console import Heartbeat, RunProgress, show
+from sessionlog_spec.suite.output.console import Heartbeat, RunProgress, banner, show
+from sessionlog_spec.suite.output.html import ReportFileError, read_report, render_page, write_html
 from sessionlog_spec.suite.output.replay import port_arguments, render, replay, unquoted_stderr
 from sessionlog_spec.suite.output.report import (
     junit_xml,
@@ -35,7 +37,7 @@ from sessionlog_spec.suite.output.report import (
 )
 from sessionlog_spec.suite.ports import PortUnavailable, port_for
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
-from sessionlog_spec.suite.profiles import PROFILES, database_for
+from sessionlog_spec.suite.profiles import PROFILES, database_for, keep_hypothesis_files_in_the_cache
 from sessionlog_spec.suite.run import RunOptions, run
 from sessionlog_spec.suite.verdict import decide
 
@@ -91,12 +93,23 @@ def output_problem(args: argparse.Namespace) -> str | None:
     Checked before the port starts, so that a run is never lost to a path found bad at its end.
     Missing directories are fine (they are created when the outputs are written); nothing is left behind.
     """
-    for option, path, example in (("--report", args.report, "report.json"), ("--junit", args.junit, "junit.xml")):
-        problem = None if path is None else output_file_problem(path, example)
+    outputs = [
+        (option, path, example)
+        for option, path, example in (
+            ("--report", args.report, "report.json"),
+            ("--junit", args.junit, "junit.xml"),
+            ("--html", args.html, "report.html"),
+        )
+        if path is not None
+    ]
+    for option, path, example in outputs:
+        problem = output_file_problem(path, example)
         if problem is not None:
             return f"{option}: {problem}"
-    if args.report is not None and args.junit is not None and os.path.abspath(args.report) == os.path.abspath(args.junit):
-        return f"--report and --junit name the same file {args.report}"
+    for index, (option, path, _) in enumerate(outputs):
+        for other, again, _ in outputs[index + 1 :]:
+            if os.path.abspath(path) == os.path.abspath(again):
+                return f"{option} and {other} name the same file {path}"
     problem = output_directory_problem(args.cases_dir)
     return None if problem is None else f"--cases-dir: {problem}"
 
@@ -127,6 +140,7 @@ def check(args: argparse.Namespace) -> int:
         except (OSError, ExpectationError) as error:
             print(f"--expect-fail: {error}", file=sys.stderr)
             return USAGE_ERROR
+    keep_hypothesis_files_in_the_cache()
     profile = PROFILES[args.profile]
     if args.shrink_seconds is not None:
         profile = dataclasses.replace(profile, shrink_seconds=args.shrink_seconds)
@@ -144,8 +158,7 @@ def check(args: argparse.Namespace) -> int:
     try:
         with opened(args.driver, args.port, args.timeout) as port:
             hello = port.hello
-            declared = ", ".join(hello.capabilities) or "no capabilities"
-            err.print(f"checking {hello.name} {hello.version} ({declared})", markup=False)
+            err.print(banner(hello, options), markup=False)
             if args.quiet:
                 with Heartbeat(err) as heartbeat:
                     result = run(port, options, heartbeat.group_started, heartbeat.example)
@@ -177,21 +190,25 @@ def check(args: argparse.Namespace) -> int:
 def write_outputs(
     args: argparse.Namespace, document: Callable[[], dict[str, Any]], tree: Callable[[], ET.ElementTree[ET.Element]]
 ) -> bool:
-    """Write the JSON report and the JUnit XML asked for; false (after one line on stderr) when one cannot be written.
+    """Write the JSON report, the JUnit XML and the HTML page asked for; false (after one line on stderr)
+    when one cannot be written.  The page is rendered from the JSON report.
 
     The paths were checked before the run; this catches what changed since (a directory removed, a full disk).
     """
-    option = "--report"
+    option, path = "--report", args.report
     try:
-        if args.report is not None:
-            write_json(args.report, document())
-        option = "--junit"
+        report = document() if args.report is not None or args.html is not None else None
+        if args.report is not None and report is not None:
+            write_json(args.report, report)
+        option, path = "--junit", args.junit
         if args.junit is not None:
             write_junit(args.junit, tree())
+        option, path = "--html", args.html
+        if args.html is not None and report is not None:
+            write_html(args.html, render_page([report]))
     except OSError as error:
         where = f" ({error.filename})" if error.filename else ""
-        print(f"{option}: cannot write {args.report if option == '--report' else args.junit}: {error.strerror or error}{where}",
-              file=sys.stderr)  # fmt: skip
+        print(f"{option}: cannot write {path}: {error.strerror or error}{where}", file=sys.stderr)
         return False
     return True
 
@@ -215,3 +232,31 @@ def replay_case(args: argparse.Namespace) -> int:
     print(f"{document['case']}: {document['message']}")
     print(render(outcome, short=args.short))
     return FAILED if outcome.failed else 0
+
+
+def html_page(args: argparse.Namespace) -> int:
+    """``python -m sessionlog_spec html OUT.html REPORT.json...``: one report's page, or several side by side.
+
+    Exit 0 once the page is written, 2 on an output path that cannot be written or a report that cannot be read.
+    """
+    problem = output_file_problem(args.output, "report.html")
+    if problem is not None:
+        print(f"OUT.html: {problem}", file=sys.stderr)
+        return USAGE_ERROR
+    documents = []
+    for path in args.reports:
+        if os.path.abspath(path) == os.path.abspath(args.output):
+            print(f"{args.output} is one of the reports: give the page another name", file=sys.stderr)
+            return USAGE_ERROR
+        try:
+            documents.append(read_report(path))
+        except ReportFileError as error:
+            print(f"cannot read {path}: {error}", file=sys.stderr)
+            return USAGE_ERROR
+    try:
+        write_html(args.output, render_page(documents))
+    except OSError as error:
+        print(f"cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        return USAGE_ERROR
+    print(f"wrote {args.output}")
+    return 0

@@ -4,7 +4,10 @@ An ``--expect-fail`` file (JSON or TOML) lists entries naming a group, an invari
 (``group/op/kind``, as in counterexample files and reports), and a reason.  An entry may narrow
 what it names further: ``code`` (a violation code the model expected) and ``message`` (a regular
 expression searched in the failure's message), so that a divergence in one spelling does not
-excuse every failure of its invariant.  A failure an entry
+excuse every failure of its invariant.  ``message`` is matched by RE2 (``google-re2``), in time
+linear in the message whatever the pattern, so a pattern such as ``(a+)+$`` cannot hang a run; RE2
+has no backreferences or lookaround, and a pattern over :data:`MAX_PATTERN_BYTES` or one RE2 cannot
+compile is refused when the file is read, before the port starts.  A failure an entry
 matches is reported but does not fail the run; an entry that matches nothing although what it
 names was checked is *stale* and fails the run, so the list cannot outlive the bugs it excuses.
 An entry with ``"optional": true`` is never stale: it is for a known divergence that only a rare
@@ -16,18 +19,20 @@ TOML: ``[[expected_failure]]`` tables with the same keys.
 
 from __future__ import annotations
 
+import functools
 import json
-import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import re2
+
 from sessionlog_spec.files import FileProblem, read_regular
 from sessionlog_spec.model.violation import Code
-from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.registry import BY_ID
+from sessionlog_spec.suite.groups import SUITE_GROUPS
 from sessionlog_spec.suite.run import FAILED, PASSED, Failure, GroupResult
 
 
@@ -37,6 +42,30 @@ class ExpectationError(ValueError):
 
 MAX_EXPECTATIONS_BYTES = 16 << 20
 """The largest expected-failures file read (16 MiB: a list of reasons, never near it)."""
+MAX_PATTERN_BYTES = 4096
+"""The longest ``message`` pattern accepted, in UTF-8 bytes (4 KiB: a spelling to narrow by is a
+line; RE2's compile memory grows with the pattern)."""
+
+
+def _re2_options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print each refusal on stderr; the refusal is reported once, here
+    return options
+
+
+@functools.lru_cache(maxsize=256)
+def message_pattern(message: str) -> Any:
+    """``message`` compiled by RE2; raises :class:`ExpectationError` when it is too long or RE2 cannot compile it."""
+    size = len(message.encode("utf-8", "surrogatepass"))
+    if size > MAX_PATTERN_BYTES:
+        raise ExpectationError(f"message is {size:,} bytes, over the {MAX_PATTERN_BYTES:,} byte limit of a pattern")
+    if not _is_text(message):
+        raise ExpectationError("message holds a lone surrogate, which is not text RE2 can read")
+    try:
+        return re2.compile(message, options=_re2_options())
+    except re2.error as error:
+        reason = error.args[0].decode("utf-8", "replace") if error.args and isinstance(error.args[0], bytes) else str(error)
+        raise ExpectationError(f"message is not a regular expression RE2 accepts ({reason})") from None
 
 
 def _read_bounded(path: Path) -> str:
@@ -94,7 +123,10 @@ class Expectation:
             and (self.case is None or self.case == disagreement.case_id)
             and (self.invariant is None or self.invariant in disagreement.invariants)
             and (self.code is None or self.code in disagreement.codes)
-            and (self.message is None or re.search(self.message, disagreement.mismatch.message) is not None)
+            and (
+                self.message is None
+                or message_pattern(self.message).search(_searchable(disagreement.mismatch.message)) is not None
+            )
         )
 
     def checked_by(self, results: Sequence[GroupResult]) -> bool:
@@ -105,6 +137,19 @@ class Expectation:
         if group is not None:
             return any(r.group == group and r.status == PASSED for r in results)
         return any(r.status == PASSED and r.coverage.invariants[self.invariant or ""] > 0 for r in results)
+
+
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _searchable(text: str) -> str:
+    """``text`` as RE2 can read it: a lone surrogate (a port may quote one) becomes U+FFFD."""
+    return text if _is_text(text) else text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def _entry(raw: Any, where: str) -> Expectation:
@@ -124,9 +169,9 @@ def _entry(raw: Any, where: str) -> Expectation:
             raise ExpectationError(f"{where}: {key} must be a non-empty string")
     if "message" in raw:
         try:
-            re.compile(raw["message"])
-        except re.error as error:
-            raise ExpectationError(f"{where}: message is not a regular expression ({error})") from None
+            message_pattern(raw["message"])
+        except ExpectationError as error:
+            raise ExpectationError(f"{where}: {error}") from None
     if "code" in raw and raw["code"] not in {c.value for c in Code}:
         raise ExpectationError(f"{where}: unknown violation code {raw['code']!r}")
     entry = Expectation(
@@ -134,11 +179,11 @@ def _entry(raw: Any, where: str) -> Expectation:
     )
     if not (entry.group or entry.invariant or entry.case):
         raise ExpectationError(f"{where}: name a group, an invariant or a case")
-    if entry.group is not None and entry.group not in GROUPS:
+    if entry.group is not None and entry.group not in SUITE_GROUPS:
         raise ExpectationError(f"{where}: unknown group {entry.group!r}")
     if entry.invariant is not None and entry.invariant not in BY_ID:
         raise ExpectationError(f"{where}: unknown invariant {entry.invariant!r}")
-    if entry.case is not None and entry.case_group not in GROUPS:
+    if entry.case is not None and entry.case_group not in SUITE_GROUPS:
         raise ExpectationError(f"{where}: a case id is group/op/kind, got {entry.case!r}")
     return entry
 

@@ -6,24 +6,53 @@ property tests under ``tests/`` take their example budget from the same profile
 (``HYPOTHESIS_PROFILE=ci|dev|nightly``, ``property_examples``).  The
 example database is a directory shared across runs, so a counterexample found once is tried first
 the next time; ``--seed`` turns it off because a replayed database entry would make the run depend
-on more than the seed.
+on more than the seed.  It lives in the user's cache (:func:`cache_home`), not in the working
+directory, unless ``--database`` or ``$SESSIONLOG_DATABASE`` names a place; ``check`` puts
+Hypothesis's own files there too (:func:`keep_hypothesis_files_in_the_cache`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, reporting, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.internal.conjecture import engine
 
-DEFAULT_DATABASE = Path(".hypothesis") / "sessionlog"
 DATABASE_ENV = "SESSIONLOG_DATABASE"
 """Environment variable naming the example database directory (``--database`` wins over it)."""
+HYPOTHESIS_STORAGE_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
+"""Hypothesis's own variable for where it keeps its files; ``check`` leaves it in force when it is set."""
+
+
+def cache_home() -> Path:
+    """Where the suite keeps its files by default: ``$XDG_CACHE_HOME/sessionlog-spec``, else
+    ``~/.cache/sessionlog-spec``, else (no home directory) a folder of the user's in the temporary directory."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(base):  # the XDG rule: a relative value is ignored
+        return Path(base) / "sessionlog-spec"
+    try:
+        return Path.home() / ".cache" / "sessionlog-spec"
+    except RuntimeError:
+        return Path(tempfile.gettempdir()) / f"sessionlog-spec-{os.getuid()}"
+
+
+def default_database() -> Path:
+    """The example database's directory when neither ``--database`` nor ``$SESSIONLOG_DATABASE`` names one."""
+    return cache_home() / "examples"
+
+
+def keep_hypothesis_files_in_the_cache() -> None:
+    """Have Hypothesis keep its own files (a cache of the constants in the code it runs, Unicode tables)
+    under :func:`cache_home` instead of ``./.hypothesis``, unless ``$HYPOTHESIS_STORAGE_DIRECTORY`` says where."""
+    if not os.environ.get(HYPOTHESIS_STORAGE_ENV):
+        set_hypothesis_home_dir(cache_home() / "hypothesis")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +112,8 @@ SUPPRESSED = (HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filt
 
 
 def database_for(directory: str | os.PathLike[str] | None) -> ExampleDatabase:
-    """The shared example database in ``directory`` (or ``$SESSIONLOG_DATABASE``, or the default)."""
-    path = Path(directory or os.environ.get(DATABASE_ENV) or DEFAULT_DATABASE)
+    """The shared example database in ``directory`` (or ``$SESSIONLOG_DATABASE``, or :func:`default_database`)."""
+    path = Path(directory or os.environ.get(DATABASE_ENV) or default_database())
     return DirectoryBasedExampleDatabase(path)
 
 

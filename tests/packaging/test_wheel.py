@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
 import venv
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from sessionlog_spec.protocol.messages import GROUPS
+from sessionlog_spec.suite.groups import SUITE_GROUPS
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 VECTORS = CHECKOUT / "spec" / "vectors" / "data"
@@ -188,7 +190,7 @@ def test_the_pytest_plugin_leaves_a_project_with_its_own_model_and_spec_alone(in
         cwd=project,
     )
     assert used.returncode == 0, used.stdout[-3000:] + used.stderr[-3000:]
-    assert f"{1 + len(GROUPS)} passed" in used.stdout  # the project's own test and one per capability group
+    assert f"{1 + len(SUITE_GROUPS)} passed" in used.stdout  # the project's own test and one per capability group
 
 
 def test_the_package_list_names_every_package_folder() -> None:
@@ -199,3 +201,27 @@ def test_the_package_list_names_every_package_folder() -> None:
         for init in folder.rglob("__init__.py"):
             found.add(".".join((name, *init.parent.relative_to(folder).parts)))
     assert set(config["packages"]) == found
+
+
+def test_the_lowest_setuptools_the_build_allows_builds_the_wheel(tmp_path: Path) -> None:
+    """The ``[build-system]`` floor reads ``license = "MIT"`` with ``license-files`` (PEP 639) and builds the wheel."""
+    requires = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]
+    [floor] = [requirement.removeprefix("setuptools>=") for requirement in requires if requirement.startswith("setuptools")]
+    source = tmp_path / "source"
+    for name in ("spec", "model"):
+        shutil.copytree(CHECKOUT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(CHECKOUT / name, source / name)
+    venv.create(tmp_path / "env", with_pip=True)
+    python = tmp_path / "env" / "bin" / "python"
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check", "--quiet"]
+    subprocess.run([*pip, "install", f"setuptools=={floor}", "wheel"], check=True, capture_output=True, cwd=tmp_path)
+    built = subprocess.run(
+        [*pip, "wheel", "--no-build-isolation", "--no-deps", "-w", str(tmp_path / "dist"), str(source)],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, f"setuptools {floor} cannot build the wheel:\n{built.stderr[-3000:]}"
+    [wheel] = (tmp_path / "dist").glob("sessionlog_spec-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        [metadata] = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        assert "License-Expression: MIT" in archive.read(metadata).decode().splitlines()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import itertools
 import json
@@ -22,12 +23,15 @@ from unittest import mock
 
 import pytest
 import strategies as S
+import zstandard
 from conformance_helpers import ROOT, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
+from seqlog import SessionStore
 from seqlog.codec import read_bytes as seqlog_read_bytes
 from seqlog.errors import SeqlogError
+from seqlog.zstdlog import FrameWriter, read_frames, single_frame
 from sessionlog_spec.model.event import decode_event
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, thaw
 from sessionlog_spec.model.jsonl import decode_text, encode_jsonl, encode_line
@@ -37,6 +41,7 @@ from sessionlog_spec.suite import check_log as C
 from sessionlog_spec.suite import expectations
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 from sessionlog_spec.suite.agent.crashes import CORRUPTIONS, damage_line
+from sessionlog_spec.suite.compressed import ZSTD_MAGIC
 from sessionlog_spec.vectors.realistic import HEADER_LINE, realistic_events
 
 HEADER: JsonObject = as_object(freeze(HEADER_LINE))  # type: ignore[assignment]
@@ -119,6 +124,12 @@ def _run(*paths: str | Path) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+def _run_strict(*paths: str | Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = C.run([str(p) for p in paths], out, err, strict=True)
+    return status, out.getvalue(), err.getvalue()
+
+
 def _line_of(violation: Violation) -> int:
     found = re.match(r"line (\d+)", violation.message)
     assert found, violation.message
@@ -157,7 +168,7 @@ def test_packed_ranged_and_crlf_logs_are_accepted(tmp_path: Path, layout: str) -
         text = text.replace("\n", "\r\n")
     status, out, err = _run(_write(tmp_path / "log.jsonl", text))
     assert (status, err) == (0, ""), out
-    assert out.splitlines()[0].endswith("log.jsonl: ok")
+    assert out.splitlines()[0].endswith(f"log.jsonl: ok: {len(_lines(text))} line(s) read, none dropped")
     assert C.check_log(text).events == len(chunky_session().state.events)
 
 
@@ -183,7 +194,9 @@ def test_a_damaged_uncommitted_suffix_is_a_note_and_exits_0(tmp_path: Path) -> N
     status, out, _ = _run(_write(tmp_path / "crashed.jsonl", _joined(lines)))
     assert status == 0, out
     assert f"line {damaged + 1} is not valid JSON" in out and "a reader drops this row and the 1 line(s) after it" in out
-    assert "repair closer" in out and ": ok" in out
+    assert "repair closer" in out
+    dropped = f"lines {damaged + 1} to {damaged + 2} (a damaged suffix no later turn/end commits)"
+    assert out.splitlines()[-2].endswith(f"crashed.jsonl: ok: {len(lines)} line(s) read, 2 dropped: {dropped}"), out
 
 
 @pytest.mark.parametrize("how", CORRUPTIONS)
@@ -370,10 +383,12 @@ def test_several_files_and_a_directory_are_checked_in_order_with_one_summary_lin
     checked = run_cli("check-log", single, logs)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     out = checked.stdout.splitlines()
-    assert out[0] == f"{single}: ok"
+    lines = len(_lines(clean))
+    assert out[0] == f"{single}: ok: {lines} line(s) read, none dropped"
     assert out[1].startswith(f"{logs / 'a.jsonl'}:1002: ")
-    assert out[-2] == f"{logs / 'b' / 'two.jsonl'}: ok"
-    assert out[-1] == "check-log: 3 log(s) checked: 2 clean, 1 with violations, 0 unreadable"
+    assert out[2] == f"{logs / 'a.jsonl'}: 1 violation(s): 2,001 line(s) read, none dropped"
+    assert out[-2] == f"{logs / 'b' / 'two.jsonl'}: ok: {lines} line(s) read, none dropped"
+    assert out[-1] == "check-log: 3 log(s) checked: 2 clean, 0 with dropped lines, 1 with violations, 0 unreadable"
     assert "notes.txt" not in checked.stdout + checked.stderr
 
 
@@ -384,8 +399,9 @@ def test_an_unreadable_path_exits_2_unless_a_log_has_violations(tmp_path: Path) 
     status, out, err = _run(clean, tmp_path / "missing.jsonl", empty_dir)
     assert status == 2
     assert f"{tmp_path / 'missing.jsonl'}: cannot read: PATH_NOT_FOUND: No such file or directory" in err
-    assert f"{empty_dir}: cannot read: NO_LOGS_IN_DIRECTORY: no *.jsonl files in this directory" in err
-    assert out.splitlines()[-1] == "check-log: 3 log(s) checked: 1 clean, 0 with violations, 2 unreadable"
+    no_logs = "no *.jsonl, *.jsonl.zst or *.jsonl.gz files in this directory"
+    assert f"{empty_dir}: cannot read: NO_LOGS_IN_DIRECTORY: {no_logs}" in err
+    assert out.splitlines()[-1] == "check-log: 3 log(s) checked: 1 clean, 0 with dropped lines, 0 with violations, 2 unreadable"
     violating = _write(tmp_path / "bad.jsonl", _joined(_contract_violation(_stored(_realistic_2000()))))
     assert _run(clean, tmp_path / "missing.jsonl", violating)[0] == 1
     assert _run(clean)[0] == 0
@@ -413,7 +429,7 @@ def test_standard_input_is_read_in_chunks() -> None:
     command = [sys.executable, "-m", "spec", "check-log", "-"]
     done = subprocess.run(command, cwd=ROOT, input=text.encode(), capture_output=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.decode().splitlines()[0] == "<stdin>: ok"
+    assert done.stdout.decode().splitlines()[0] == f"<stdin>: ok: {len(_lines(text))} line(s) read, none dropped"
 
 
 def test_an_over_long_line_makes_the_log_unreadable_not_a_memory_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -427,7 +443,7 @@ def test_an_over_long_line_makes_the_log_unreadable_not_a_memory_error(tmp_path:
         "cannot read: LINE_OVER_LIMIT: line 6 is longer than 1,000 bytes (the checker's line limit); the log was not checked"
     )
     assert err.strip() == f"{tmp_path / 'long.jsonl'}:6: {refusal}"
-    assert out.splitlines()[-1].endswith("0 clean, 0 with violations, 1 unreadable")
+    assert out.splitlines()[-1].endswith("0 clean, 0 with dropped lines, 0 with violations, 1 unreadable")
     endless = C.check_chunks(itertools.repeat(b"\0" * 64))  # /dev/zero through stdin: no newline ever
     assert endless.unreadable is not None and endless.unreadable.startswith("line 1 is longer than 1,000 bytes")
 
@@ -567,6 +583,27 @@ def _huge_seqs(tmp: Path) -> Path:
     return path
 
 
+def _zstd_bomb(path: Path, prefix: bytes, size: int) -> Path:
+    """``prefix`` then NUL bytes up to ``size``, zstd-compressed (a few kilobytes for a gibibyte)."""
+    compressor = zstandard.ZstdCompressor().compressobj()
+    with path.open("wb") as file:
+        file.write(compressor.compress(prefix))
+        block = b"\0" * (1 << 20)
+        for _ in range((size - len(prefix)) >> 20):
+            file.write(compressor.compress(block))
+        file.write(compressor.flush())
+    return path
+
+
+def _gzip_bomb(path: Path, size: int) -> Path:
+    """``size`` NUL bytes, gzip-compressed (deflate keeps to about 1:1000)."""
+    with gzip.open(path, "wb", compresslevel=1) as file:
+        block = b"\0" * (1 << 20)
+        for _ in range(size >> 20):
+            file.write(block)
+    return path
+
+
 DIGITS_5000 = b'"n":' + b"9" * 5000
 LINE_CAP_BYTES = 64 << 20
 NOT_LOSSLESS = (
@@ -635,13 +672,35 @@ HOSTILE: dict[str, Hostile] = {
         NOT_LOSSLESS,
         env={"PYTHONINTMAXSTRDIGITS": "0"},
     ),
+    "zstd-bomb-of-a-1-gib-line": Hostile(
+        _path(lambda tmp: _zstd_bomb(tmp / "bomb.jsonl.zst", b"", GIB)),
+        2,
+        r"{path}:1: cannot read: LINE_OVER_LIMIT: line 1 is longer than 67,108,864 bytes .*",
+    ),
+    "zstd-bomb-after-the-header-line": Hostile(
+        _path(lambda tmp: _zstd_bomb(tmp / "bomb.jsonl", _small_log()[0] + b"\n", GIB)),
+        2,
+        r"{path}:2: cannot read: LINE_OVER_LIMIT: line 2 is longer than 67,108,864 bytes .*",
+    ),
+    "gzip-bomb-of-a-256-mib-line": Hostile(
+        _path(lambda tmp: _gzip_bomb(tmp / "bomb.jsonl.gz", 256 << 20)),
+        2,
+        r"{path}:1: cannot read: LINE_OVER_LIMIT: line 1 is longer than 67,108,864 bytes .*",
+    ),
+    "a-body-of-100000-unparsable-lines": Hostile(
+        _path(lambda tmp: _log_file(tmp / "garbage.jsonl", [_small_log()[0], *[b"not json"] * 100_000])),
+        0,  # the released reader drops the suffix; the log's line says so
+        r"{path}: ok: 100,001 line\(s\) read, 100,000 dropped: lines 2 to 100,001 \(a damaged suffix no later turn/end commits\)",
+    ),
     "empty-file": Hostile(
         _path(lambda tmp: _sparse(tmp / "empty.jsonl", b"", 0)),
         1,
         r"{path}:1: JSONL_HEADER_MISSING: log has no complete header line",
     ),
     "directory-without-logs": Hostile(
-        _path(_empty_dir), 2, r"{path}: cannot read: NO_LOGS_IN_DIRECTORY: no \*\.jsonl files in this directory"
+        _path(_empty_dir),
+        2,
+        r"{path}: cannot read: NO_LOGS_IN_DIRECTORY: no \*\.jsonl, \*\.jsonl\.zst or \*\.jsonl\.gz files in this directory",
     ),
     "missing-path": Hostile(
         _path(lambda tmp: tmp / "missing.jsonl"), 2, r"{path}: cannot read: PATH_NOT_FOUND: No such file or directory"
@@ -673,7 +732,7 @@ def test_every_hostile_input_gets_a_coded_answer_in_bounded_time_and_memory(name
     assert "Traceback" not in ran.err, shown
     summary = ran.out.splitlines()[-1]
     assert summary.startswith("check-log: 1 log(s) checked: "), shown
-    assert summary.endswith("1 unreadable" if row.status == 2 else "0 unreadable"), shown
+    assert ("1 unreadable" if row.status == 2 else "0 unreadable") in summary.split(";")[0], shown
     assert ran.seconds < HOSTILE_SECONDS and ran.peak_mb < HOSTILE_PEAK_MB, (ran.seconds, ran.peak_mb)
     print(f"{name}: {ran.seconds:.2f} s, {ran.peak_mb:.0f} MB peak")
 
@@ -758,9 +817,9 @@ def test_a_directory_that_cannot_be_walked_is_named_not_reported_empty(tmp_path:
     monkeypatch.setattr(os, "scandir", refusing_scandir)
     status, out, err = _run(logs)
     assert status == 2, out + err  # one clean log, one place that could not be read: not a clean run
-    assert out.splitlines()[0] == f"{logs / 'a.jsonl'}: ok"
+    assert out.splitlines()[0] == f"{logs / 'a.jsonl'}: ok: {len(_small_log())} line(s) read, none dropped"
     assert err.strip() == f"{logs / 'locked'}: cannot read: PERMISSION_DENIED: Permission denied"
-    assert out.splitlines()[-1] == "check-log: 2 log(s) checked: 1 clean, 0 with violations, 1 unreadable"
+    assert out.splitlines()[-1] == "check-log: 2 log(s) checked: 1 clean, 0 with dropped lines, 0 with violations, 1 unreadable"
 
 
 # -- the model, seqlog and check-log give bad bytes and huge numbers the same verdict --------------------------------
@@ -911,3 +970,271 @@ def test_inv_log_4_a_deeply_nested_line_is_a_violation_of_its_line_not_a_checker
     assert status == 1, out + err
     assert "CHECKER_ERROR" not in out + err and "RecursionError" not in out + err
     assert "JSON_NOT_LOSSLESS" in out and "line 3" in out, out[:2000]
+
+
+# -- compressed logs: seqlog's zstd store and gzip, read as the plain text is --------------------------------------
+
+
+def _seqlog_store(directory: Path, compression: str | None, events: list[dict[str, Any]], reopen_at: int) -> SessionStore:
+    """A store seqlog writes: ``events[:reopen_at]`` in one writing session, closed, then the rest in a second
+    one, left open (each writing session of a zstd store is a frame of its own)."""
+    store = SessionStore.create(directory, header=HEADER_LINE, compression=compression, pack_chunks=True)  # type: ignore[arg-type]
+    for raw in events[:reopen_at]:
+        store.session.append_event(raw)
+    store.close()
+    store = SessionStore.open(directory, pack_chunks=True)
+    for raw in events[reopen_at:]:
+        store.session.append_event(raw)
+    return store
+
+
+def _crash(store: SessionStore) -> None:
+    """Stop writing as a killed writer does: the open zstd frame is never ended, the lock never released."""
+    os.close(store._fd)  # type: ignore[arg-type]
+    os.close(store._lock_fd)  # type: ignore[arg-type]
+
+
+def _between_turns(events: list[dict[str, Any]]) -> int:
+    """The index after a ``turn/end`` near the middle (reopening there appends no repair closers)."""
+    return max(i for i, raw in enumerate(events[: len(events) // 2]) if raw["type"] == "turn/end") + 1
+
+
+def _answer(check: C.LogCheck) -> tuple[object, ...]:
+    """Everything a check says about a log but how it was stored."""
+    return (check.verdict, check.violations, check.notes, check.dropped, check.lines, check.events, check.unreadable)
+
+
+def _zstd_frames(text: str, flushes: int = 3) -> bytes:
+    """``text`` compressed as seqlog's store writes it: a complete frame for the header line, then one
+    streaming frame flushed block by block, ended; a skippable frame between the two."""
+    data = text.encode()
+    header_end = data.index(b"\n") + 1
+    writer = FrameWriter()
+    body = data[header_end:]
+    step = max(1, len(body) // flushes)
+    streamed = b"".join(writer.encode(body[i : i + step]) for i in range(0, len(body), step)) + writer.finish()
+    skippable = (0x184D2A50).to_bytes(4, "little") + (3).to_bytes(4, "little") + b"pad"
+    return single_frame(data[:header_end]) + skippable + streamed
+
+
+def test_a_seqlog_zstd_store_gets_the_verdict_of_the_same_events_stored_as_plain_text(tmp_path: Path) -> None:
+    events = realistic_events(turns=20, seed=3)
+    middle = _between_turns(events)
+    for compression in ("zstd", None):
+        _seqlog_store(tmp_path / (compression or "plain"), compression, events, middle).close()
+    zst = tmp_path / "zstd" / "events.jsonl.zst"
+    assert zst.read_bytes().count(ZSTD_MAGIC) >= 2, "two writing sessions are two frames"
+    plain = C.check_path(str(tmp_path / "plain" / "events.jsonl"))
+    assert plain.verdict is None and plain.events == len(events) and plain.unreadable is None
+    compressed = C.check_path(str(zst))
+    assert _answer(compressed) == _answer(plain)
+    assert (compressed.compression, plain.compression) == ("zstd", None)
+    status, out, err = _run(tmp_path / "zstd", zst)
+    assert (status, err) == (0, ""), out
+    assert out.splitlines() == [
+        f"{zst}: ok: {plain.lines} line(s) read, none dropped",
+        f"{zst}: ok: {plain.lines} line(s) read, none dropped",
+        "check-log: 2 log(s) checked: 2 clean, 0 with dropped lines, 0 with violations, 0 unreadable",
+    ]
+
+
+@pytest.mark.parametrize("variant", ["clean", "contract-violation", "committed-damage", "uncommitted-damage"])
+def test_a_zstd_log_of_several_frames_gets_the_verdict_of_its_text(variant: str, tmp_path: Path) -> None:
+    text = _joined(VARIANTS[variant](_stored(_realistic_2000())))
+    plain = C.check_log(text)
+    _same_verdict(text, plain)
+    for name, compressed in (("frames.jsonl.zst", _zstd_frames(text)), ("one-frame.jsonl", single_frame(text.encode()))):
+        (tmp_path / name).write_bytes(compressed)
+        check = C.check_path(str(tmp_path / name))
+        assert _answer(check) == _answer(plain), name
+        assert check.compression == "zstd", "known by its magic number, whatever the file is called"
+
+
+@pytest.mark.parametrize("variant", ["clean", "contract-violation", "uncommitted-damage"])
+def test_a_gzip_log_gets_the_verdict_of_its_text(variant: str, tmp_path: Path) -> None:
+    text = _joined(VARIANTS[variant](_stored(_realistic_2000())))
+    plain = C.check_log(text)
+    data = text.encode()
+    members = gzip.compress(data[:12345]) + gzip.compress(data[12345:])  # two members, split inside a line
+    path = tmp_path / "session.jsonl.gz"
+    path.write_bytes(members)
+    check = C.check_path(str(path))
+    assert _answer(check) == _answer(plain)
+    assert check.compression == "gzip"
+    status, out, _ = _run(path)
+    plain_status, plain_out, _ = _run(_write(tmp_path / "session.jsonl", text))
+    assert status == plain_status == (1 if plain.violations else 0)
+    assert out.replace("session.jsonl.gz", "session.jsonl") == plain_out
+
+
+def test_a_directory_walk_takes_plain_zstd_and_gzip_logs_by_name(tmp_path: Path) -> None:
+    text = chunky_text()
+    logs = tmp_path / "logs"
+    _write(logs / "a.jsonl", text)
+    (logs / "b.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+    (logs / "s" / "events.jsonl.zst").parent.mkdir()
+    (logs / "s" / "events.jsonl.zst").write_bytes(_zstd_frames(text))
+    (logs / "notes.gz").write_bytes(gzip.compress(b"not a log"))
+    status, out, err = _run(logs)
+    assert (status, err) == (0, ""), out
+    checked = [line.split(": ok: ")[0] for line in out.splitlines()[:-1]]
+    assert checked == [str(logs / "a.jsonl"), str(logs / "b.jsonl.gz"), str(logs / "s" / "events.jsonl.zst")]
+
+
+def test_a_zstd_store_left_open_at_a_flush_drops_nothing(tmp_path: Path) -> None:
+    events = realistic_events(turns=6, seed=5)
+    store = _seqlog_store(tmp_path / "s", "zstd", events, _between_turns(events))
+    store.checkpoint()
+    _crash(store)
+    path = tmp_path / "s" / "events.jsonl.zst"
+    content = read_frames(path.read_bytes())
+    assert content.open_frame and not content.torn, "the last frame is open at a block boundary"
+    check = C.check_path(str(path))
+    assert _answer(check) == _answer(C.check_log(content.text.decode()))
+    assert check.dropped == [] and check.events == len(events)
+
+
+def test_zstd_data_cut_inside_a_block_ends_in_a_torn_line_that_strict_fails(tmp_path: Path) -> None:
+    events = realistic_events(turns=6, seed=5)
+    store = _seqlog_store(tmp_path / "s", "zstd", events, _between_turns(events))
+    store.checkpoint()
+    _crash(store)
+    path = tmp_path / "s" / "events.jsonl.zst"
+    os.truncate(path, path.stat().st_size - 3)  # the last block loses its end
+    kept = read_frames(path.read_bytes())
+    assert kept.open_frame and kept.torn
+    check = C.check_path(str(path))
+    as_seqlog_reads_it = C.check_log(kept.text.decode())
+    assert (check.verdict, check.violations) == (as_seqlog_reads_it.verdict, as_seqlog_reads_it.violations)
+    assert check.dropped == [C.Dropped(check.lines + 1, 1, "a torn final line")]
+    assert any("the zstd data ends inside a block" in note for note in check.notes), check.notes
+    assert _run(path)[0] == 0
+    status, out, _ = _run_strict(path)
+    assert status == 1
+    torn = check.lines + 1
+    assert f"{path}: FAILED (--strict): {torn:,} line(s) read, 1 dropped: line {torn:,} (a torn final line)" in out
+
+
+def test_gzip_data_cut_inside_a_member_ends_in_a_torn_line(tmp_path: Path) -> None:
+    text = chunky_text()
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(gzip.compress(text.encode())[:-8])  # the member's check value and size are missing
+    check = C.check_path(str(path))
+    assert check.verdict is None and check.dropped == [C.Dropped(check.lines + 1, 1, "a torn final line")]
+    assert any("the gzip data ends inside a member" in note for note in check.notes), check.notes
+
+
+@pytest.mark.parametrize(
+    ("name", "damage", "problem"),
+    [
+        ("zstd-a-flipped-byte", _zstd_frames, "zstd data cannot be decoded"),
+        ("zstd-garbage-after-the-frames", lambda text: _zstd_frames(text) + b"garbage!", "zstd data cannot be decoded"),
+        ("gzip-a-flipped-byte", lambda text: gzip.compress(text.encode()), "gzip data cannot be decoded"),
+        ("gzip-garbage-after-the-member", lambda text: gzip.compress(text.encode()) + b"garbage!", "gzip data cannot be decoded"),
+    ],
+)
+def test_damaged_compressed_data_is_an_unreadable_log_naming_the_byte(
+    tmp_path: Path, name: str, damage: Callable[[str], bytes], problem: str
+) -> None:
+    data = bytearray(damage(chunky_text()))
+    if "flipped" in name:
+        data[len(data) // 2] ^= 0xFF
+    path = tmp_path / f"{name}.jsonl"
+    path.write_bytes(bytes(data))
+    status, out, err = _run(path)
+    assert status == 2, out + err
+    [line] = err.splitlines()
+    refusal = rf"{re.escape(str(path))}:\d+: cannot read: COMPRESSED_DATA_DAMAGED: {problem} \(bytes? [\d,]+.*"
+    assert re.fullmatch(refusal, line), line
+    assert line.endswith("; the log was not checked")
+
+
+# -- what a reader drops is said for every log, and --strict fails it --------------------------------------------------
+
+
+def _header_then(row: bytes, count: int) -> bytes:
+    """The header line, then ``count`` copies of ``row``: a log whose whole body a reader drops."""
+    return _small_log()[0] + b"\n" + row * count
+
+
+DROPPED_BODIES: dict[str, tuple[bytes, int]] = {
+    # name: (the row repeated after the header line, how many rows)
+    "whitespace-lines": (b"   \n", 100_000),
+    "unparsable-lines": (b"not json at all\n", 100_000),
+    "nan-rows": (b'{"type":"turn/start","seq":0,"time":NaN,"data":{"turn":1}}\n', 2000),
+    "nul-rows": (b"\0\0\0\0\0\0\n", 2000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DROPPED_BODIES))
+def test_a_log_whose_body_a_reader_drops_says_how_many_lines_and_fails_under_strict(name: str, tmp_path: Path) -> None:
+    row, count = DROPPED_BODIES[name]
+    path = tmp_path / f"{name}.jsonl"
+    path.write_bytes(_header_then(row, count))
+    dropped = f"{count:,} dropped: lines 2 to {count + 1:,} (a damaged suffix no later turn/end commits)"
+    status, out, err = _run(path)
+    assert (status, err) == (0, ""), out  # the released reader drops such a suffix: the verdict is right
+    lines = out.splitlines()
+    assert lines[-2] == f"{path}: ok: {count + 1:,} line(s) read, {dropped}"
+    counts = "0 clean, 1 with dropped lines, 0 with violations, 0 unreadable"
+    assert lines[-1] == f"check-log: 1 log(s) checked: {counts}; {count:,} line(s) dropped"
+    assert not any("violation" in line for line in lines[:-1]), "no violation count beside ok"
+    status, out, _ = _run_strict(path)
+    assert status == 1
+    assert out.splitlines()[-2] == f"{path}: FAILED (--strict): {count + 1:,} line(s) read, {dropped}"
+    assert out.splitlines()[-1].endswith(f"; {count:,} line(s) dropped, a failure under --strict")
+
+
+def test_strict_passes_a_log_read_whole_and_fails_a_torn_tail_from_the_command_line(tmp_path: Path) -> None:
+    whole = _log_file(tmp_path / "whole.jsonl", _small_log())
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(whole.read_bytes() + b'{"type":"turn/st')
+    assert run_cli("check-log", "--strict", whole).returncode == 0
+    assert run_cli("check-log", torn).returncode == 0
+    checked = run_cli("check-log", "--strict", torn)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    read = len(_small_log()) + 1
+    assert f"{torn}: FAILED (--strict): {read} line(s) read, 1 dropped: line {read} (a torn final line)" in checked.stdout
+
+
+def test_state_free_findings_past_uncommitted_damage_are_never_counted_as_violations() -> None:
+    rows = b'{"type":"turn/start","seq":"x","time":0,"data":{"turn":1}}\n' * (C.MAX_AFTER_FIRST + 50)
+    check = C.check_chunks([_small_log()[0] + b"\n" + b"garbage\n" + rows])
+    assert check.violations == [] and check.verdict is None
+    assert not any("not listed" in note for note in check.notes), check.notes
+    turn_end = next(line for line in _small_log() if b'"type":"turn/end"' in line)
+    committed = C.check_chunks([_small_log()[0] + b"\n" + b"garbage\n" + rows + turn_end + b"\n"])
+    assert committed.verdict is not None and len(committed.violations) == 1 + C.MAX_AFTER_FIRST
+    assert "50 further state-free violation(s) not listed" in committed.notes, committed.notes
+    assert C.status_line(committed).startswith(f"{1 + C.MAX_AFTER_FIRST + 50:,} violation(s): "), "the unlisted ones are counted"
+
+
+# -- file names are printed one to a line --------------------------------------------------------------------------
+
+
+def test_a_file_name_holding_a_newline_or_an_escape_is_printed_escaped(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    odd = [logs / "a\nb.jsonl", logs / "c\x1b[31md.jsonl", logs / "e\tf.jsonl"]
+    for path in odd:
+        _log_file(path, _small_log())
+    missing = tmp_path / "gone\n.jsonl"
+    status, out, err = _run(logs, missing)
+    assert status == 2
+    lines = out.splitlines()
+    assert len(lines) == len(odd) + 1, out  # one line per log, and the summary
+    for line, path in zip(lines[:-1], odd, strict=True):
+        assert line == f"{str(path)!r}: ok: {len(_small_log())} line(s) read, none dropped"
+    assert err.splitlines() == [f"{str(missing)!r}: cannot read: PATH_NOT_FOUND: No such file or directory"]
+    assert C.shown(str(logs / "plain é name.jsonl")) == str(logs / "plain é name.jsonl"), "printable names stay as they are"
+
+
+@pytest.mark.parametrize("piece", [1, 7, 64, 4096])
+def test_compressed_text_handed_on_in_small_pieces_comes_out_whole(piece: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However small the pieces the text is handed on in, zlib and zstd give all of it (none held back)."""
+    monkeypatch.setattr(C, "READ_CHUNK_BYTES", piece)
+    text = chunky_text()
+    plain = C.check_log(text)
+    for compressed in (gzip.compress(text.encode()), _zstd_frames(text)):
+        check = C.check_chunks([compressed])
+        assert _answer(check) == _answer(plain)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -13,10 +16,10 @@ from conformance_helpers import ROOT, broken_driver, case_files, read_json, run_
 
 from sessionlog_spec.model.load import save_session
 from sessionlog_spec.model.session import EMPTY_SESSION
-from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER, ModelDriver
 from sessionlog_spec.suite.agent.builder import realistic_session
 from sessionlog_spec.suite.commands import NO_PORT
+from sessionlog_spec.suite.groups import SUITE_GROUPS
 
 QUICK = ("--profile", "dev", "--max-examples", "3", "--steps", "15", "--quiet")
 
@@ -28,11 +31,11 @@ def test_check_against_the_model_passes_and_writes_both_reports(tmp_path: Path) 
     assert "PASSED" in checked.stdout
     document = read_json(report)
     assert document["verdict"] == "passed"
-    assert set(document["groups"]) == set(GROUPS)
+    assert set(document["groups"]) == set(SUITE_GROUPS)
     for group in document["groups"].values():
         assert group["status"] == "passed" and group["steps"] > 0 and group["invariants"]
     suite = ET.parse(junit).getroot()
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == (str(len(GROUPS)), "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == (str(len(SUITE_GROUPS)), "0", "0")
 
 
 def test_only_restricts_the_groups(tmp_path: Path) -> None:
@@ -157,10 +160,12 @@ def _saved_session() -> str:
 
 
 def test_check_log_accepts_a_valid_log(tmp_path: Path) -> None:
-    checked = run_cli("check-log", _stored(tmp_path, _saved_session()))
+    text = _saved_session()
+    checked = run_cli("check-log", _stored(tmp_path, text))
     assert checked.returncode == 0
-    assert checked.stdout.splitlines()[-2].endswith(": ok")
-    assert checked.stdout.splitlines()[-1].endswith("1 log(s) checked: 1 clean, 0 with violations, 0 unreadable")
+    assert checked.stdout.splitlines()[-2].endswith(f": ok: {text.count(chr(10))} line(s) read, none dropped")
+    counts = "1 clean, 0 with dropped lines, 0 with violations, 0 unreadable"
+    assert checked.stdout.splitlines()[-1].endswith(f"1 log(s) checked: {counts}")
 
 
 def test_check_log_notes_a_torn_tail_and_an_open_turn_without_failing(tmp_path: Path) -> None:
@@ -230,3 +235,61 @@ def test_check_log_refuses_an_unknown_format_version(tmp_path: Path) -> None:
     checked = run_cli("check-log", _stored(tmp_path, text))
     assert checked.returncode == 1
     assert ":1: FORMAT_VERSION_UNSUPPORTED" in checked.stdout
+
+
+# -- small things of the command line -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("only", ["", ",", " , "], ids=repr)
+def test_only_naming_no_group_is_refused_like_an_empty_driver(only: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sessionlog_spec", "check", "--port", "model", "--only", only],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"python -m sessionlog_spec check: error: argument --only: {only!r} names no group; choose from {', '.join(SUITE_GROUPS)}"
+    )
+
+
+def test_usage_names_the_command_as_it_was_invoked() -> None:
+    script = Path(sys.executable).parent / "sessionlog-check"
+    if not script.exists():
+        pytest.skip("the console script is not installed in this environment")
+    invocations = (([str(script)], "sessionlog-check"), ([sys.executable, "-m", "sessionlog_spec"], "python -m sessionlog_spec"))
+    for command, program in invocations:
+        done = subprocess.run([*command, "check-log"], capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 2
+        assert done.stderr.startswith(f"usage: {program} check-log "), done.stderr
+        assert done.stderr.splitlines()[-1].startswith(f"{program} check-log: error: ")
+
+
+def test_check_leaves_no_hypothesis_folder_in_the_working_directory(tmp_path: Path) -> None:
+    work, cache = tmp_path / "work", tmp_path / "cache"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("HYPOTHESIS_STORAGE_DIRECTORY", "SESSIONLOG_DATABASE")}
+    env["XDG_CACHE_HOME"] = str(cache)
+    done = subprocess.run(
+        [sys.executable, "-m", "sessionlog_spec", "check", "--port", "model", *QUICK, "--only", "header"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(work.iterdir()) == [], "nothing of Hypothesis's in the working directory"
+    assert any((cache / "sessionlog-spec" / "examples").iterdir()), "the example database is in the user's cache"
+    assert (cache / "sessionlog-spec" / "hypothesis").is_dir(), "and Hypothesis's own files beside it"
+    asked = subprocess.run(
+        [sys.executable, "-m", "sessionlog_spec", "check", "--port", "model", *QUICK, "--only", "header", "--database", "db"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert [p.name for p in work.iterdir()] == ["db"], "a database asked for in the working directory is put there"
+
+
+def test_every_python_driver_the_readmes_show_names_its_interpreter() -> None:
+    """A bare ``python`` runs whichever interpreter comes first on PATH, which may lack the port."""
+    shown = []
+    for readme in (ROOT / "README.md", ROOT / "ports" / "python" / "README.md"):
+        for quote, command in re.findall(r"""--driver\s+(["'])(.+?)\1""", readme.read_text(encoding="utf-8")):
+            shown.append(command)
+            assert shlex.split(command)[0] not in ("python", "python3"), f"{readme.name}: --driver {quote}{command}{quote}"
+    assert any("seqlog.driver" in command for command in shown), shown

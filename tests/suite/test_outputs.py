@@ -63,8 +63,16 @@ def _read_only_directory(tmp_path: Path) -> Path:
         ("--report", lambda tmp: _read_only_directory(tmp) / "report.json", "cannot create files in"),
         ("--junit", lambda tmp: _read_only_directory(tmp) / "new" / "junit.xml", "cannot create anything in"),
         ("--cases-dir", lambda tmp: tmp / "a-file", "is a file, not a directory"),
+        ("--html", lambda tmp: tmp / "a-file" / "report.html", "a-file is not a directory"),
     ],
-    ids=["junit-is-a-directory", "report-under-a-file", "report-read-only", "junit-read-only-missing", "cases-dir-is-a-file"],
+    ids=[
+        "junit-is-a-directory",
+        "report-under-a-file",
+        "report-read-only",
+        "junit-read-only-missing",
+        "cases-dir-is-a-file",
+        "html-under-a-file",
+    ],
 )
 def test_a_bad_output_path_ends_before_the_port_starts(tmp_path: Path, option: str, bad: Any, says: str) -> None:
     (tmp_path / "a-file").write_text("", encoding="utf-8")
@@ -337,7 +345,7 @@ def test_the_stderr_tail_is_shown_once() -> None:
 def test_a_report_that_cannot_be_written_after_the_run_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("", encoding="utf-8")
-    args = argparse.Namespace(report=tmp_path / "report.json", junit=blocker / "junit.xml")
+    args = argparse.Namespace(report=tmp_path / "report.json", junit=blocker / "junit.xml", html=None)
     assert not write_outputs(args, dict, lambda: ET.ElementTree(ET.Element("testsuite")))
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"--junit: cannot write {blocker / 'junit.xml'}: "), line
