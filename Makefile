@@ -79,8 +79,12 @@ clean:
 UPSTREAM_DSH := ports/dsh-session
 
 UPSTREAM_FORMAT := ports/dsh-format
+## The fuzz group's findings against the released packages are not classified into the divergence
+## catalogues yet (docs/conformance/dsh-session.md, dsh-format.md): the upstream runs take the nine
+## capability groups, whose divergences are.
+CAPABILITY_GROUPS := session,surface,header,repair,jsonl,read,legacy,compaction,storage
 
 .PHONY: check-upstream
 check-upstream: install node-deps
-	$(BIN)/python -m sessionlog_spec check --driver "$(UPSTREAM_DSH)/node_modules/.bin/node $(UPSTREAM_DSH)/driver.mjs" --profile ci --expect-fail $(UPSTREAM_DSH)/expected-failures.json
-	$(BIN)/python -m sessionlog_spec check --driver "node $(UPSTREAM_FORMAT)/driver.mjs" --profile ci --any-code --expect-fail $(UPSTREAM_FORMAT)/expected-failures.json
+	$(BIN)/python -m sessionlog_spec check --driver "$(UPSTREAM_DSH)/node_modules/.bin/node $(UPSTREAM_DSH)/driver.mjs" --profile ci --only $(CAPABILITY_GROUPS) --expect-fail $(UPSTREAM_DSH)/expected-failures.json
+	$(BIN)/python -m sessionlog_spec check --driver "node $(UPSTREAM_FORMAT)/driver.mjs" --profile ci --only $(CAPABILITY_GROUPS) --any-code --expect-fail $(UPSTREAM_FORMAT)/expected-failures.json

@@ -25,6 +25,7 @@ next, cut short, followed by a stray line, blanked, their line end made CRLF.
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -284,6 +285,16 @@ def perturb_lines(text: str, rng: random.Random, edits: int) -> tuple[str, list[
 def moved_to(event: RawEvent, seq: int, time: int) -> RawEvent:
     """A copy of ``event`` standing at ``seq`` (and ``time``): an event of the log written again later."""
     return {**copy.deepcopy(event), "seq": seq, "time": time}
+
+
+def carried(value: object) -> bool:
+    """Whether a UTF-8 transport carries ``value`` (a drawn string may hold a lone surrogate, which
+    no JSON line encodes)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def picked(rng: random.Random, options: Sequence[Any]) -> Any:

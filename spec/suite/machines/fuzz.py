@@ -29,7 +29,15 @@ from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.paths import PATH_GROUPS, PATHS, STORED_PATHS
-from sessionlog_spec.suite.fuzz.perturb import FAMILIES, draw_perturbation, family_sweep, moved_to, perturb_lines, reordered
+from sessionlog_spec.suite.fuzz.perturb import (
+    FAMILIES,
+    carried,
+    draw_perturbation,
+    family_sweep,
+    moved_to,
+    perturb_lines,
+    reordered,
+)
 from sessionlog_spec.suite.machines.agent import AgentMachine
 from sessionlog_spec.suite.machines.base import step
 
@@ -205,6 +213,8 @@ class FuzzMachine(AgentMachine):
         event_type = self.pick(data, sorted(EVENT_PAYLOADS), "type")
         seq = len(self.loop.log)
         payload = data.draw(valid_payload(EVENT_PAYLOADS[event_type], Context(event_seq=seq)), label="payload")
+        if not carried(payload):
+            return
         time = self.clock()
         event = {"type": event_type, "seq": seq, "time": time, "data": payload}
         self.retitle(f"fuzz_drawn_{path}")

@@ -11,16 +11,31 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from sessionlog_spec.protocol.messages import Hello
 from sessionlog_spec.suite.coverage import GroupCoverage, merged, reached_cells
 from sessionlog_spec.suite.expectations import Judgement
 from sessionlog_spec.suite.output.replay import replay_command
-from sessionlog_spec.suite.run import FAILED, PASSED, UNSUPPORTED, VOID, RunResult
+from sessionlog_spec.suite.rule_space import declared_reach
+from sessionlog_spec.suite.run import FAILED, PASSED, UNSUPPORTED, VOID, RunOptions, RunResult, unsupported_reason
 from sessionlog_spec.suite.verdict import Verdict
 
 HEARTBEAT_SECONDS = 60.0
 """How often ``--quiet`` says the run is alive."""
 
 STYLES = {PASSED: "green", FAILED: "red", UNSUPPORTED: "dim", VOID: "yellow", "expected": "magenta"}
+
+
+def banner(hello: Hello, options: RunOptions) -> str:
+    """The line that opens a run: the port, and what the run checks of it (under ``--only``, those groups alone,
+    each with the reason it cannot run when the port cannot run it)."""
+    port = f"checking {hello.name} {hello.version}"
+    if not options.only:
+        return f"{port} ({', '.join(hello.capabilities) or 'no capabilities'})"
+    groups = []
+    for group in options.groups():
+        reason = unsupported_reason(group, hello.capabilities)
+        groups.append(group if reason is None else f"{group}: {reason}")
+    return f"{port}: --only {', '.join(groups)}"
 
 
 class RunProgress:
@@ -59,7 +74,8 @@ class RunProgress:
 
 
 class Heartbeat:
-    """What ``--quiet`` prints instead of progress bars: one line per group, then one a minute.
+    """What ``--quiet`` prints instead of progress bars: nothing while a run is short, then one line a
+    minute naming the group that runs, its examples and steps.
 
     CI systems stop jobs that print nothing for a while; a long run stays quiet but alive.  The line
     comes from a timer thread, so a group that spends minutes in one example (shrinking) still shows.
@@ -84,10 +100,9 @@ class Heartbeat:
         self._thread.join()
 
     def group_started(self, group: str) -> None:
-        """Say which group runs now."""
+        """Note which group runs now (the next beat names it)."""
         with self._lock:
             self.group, self.examples, self.steps = group, 0, 0
-        self.console.print(f"[{self._elapsed()}] {group}: started", markup=False, highlight=False)
 
     def example(self, coverage: GroupCoverage) -> None:
         """Count one more example of the current group."""
@@ -174,6 +189,11 @@ def show(console: Console, run: RunResult, judgement: Judgement, verdict: Verdic
     if verdict.coverage_judged:
         reached = verdict.reachable_cells - len(verdict.never_cells)
         console.print(f"reachable cells reached: {reached} of {verdict.reachable_cells}", markup=False)
+    declared = declared_reach(reached_cells(r.coverage for r in run.groups))
+    console.print(
+        f"declared rule space reached: {declared.reached} of {declared.cells} cells ({declared.fraction:.1%})",
+        markup=False,
+    )
     if not run.options.strict_codes:
         console.print(ANY_CODE_NOTE, markup=False)
     if verdict.passed:

@@ -19,6 +19,7 @@ from sessionlog_spec.suite.coverage import UNOBSERVABLE, GroupCoverage, merged, 
 from sessionlog_spec.suite.exchange import Exchange, answer_json
 from sessionlog_spec.suite.expectations import Judgement
 from sessionlog_spec.suite.output.replay import json_line, replay_command, request_json, unquoted_stderr
+from sessionlog_spec.suite.rule_space import declared_reach
 from sessionlog_spec.suite.run import ERROR, FAILED, UNSUPPORTED, VOID, Failure, GroupResult, RunOptions, RunResult
 from sessionlog_spec.suite.verdict import Verdict
 
@@ -134,6 +135,7 @@ def report_json(run: RunResult, judgement: Judgement, verdict: Verdict, port: st
                 "reached": len(reached_cells(r.coverage for r in run.groups)),
                 "reachable": verdict.reachable_cells,
                 "never_reached": verdict.never_cells,
+                "declared": declared_reach(reached_cells(r.coverage for r in run.groups)).to_json(),
             },
             "judged": verdict.coverage_judged,
             "unobservable": UNOBSERVABLE,

@@ -1,0 +1,132 @@
+"""The generic witness search: which declared cells the model's own refusals reach, found by
+perturbing valid sessions, with no hand-written candidate.
+
+For each event type of the payload table, a valid event is drawn along the type's shape and placed
+at the end of a realistic session (the drawing is derandomised, so the search is deterministic); the
+events of the realistic sessions themselves are taken as they stand.  Each such event is put through
+every perturbation of :mod:`sessionlog_spec.suite.fuzz.perturb` (every family, every site, every
+value), and every order edit is applied to the sessions, on every path that admits events: appended
+to the session before it, in place of it in a seed, in the stored text loaded and read, and in the
+log given to the edge.  Each refusal names its cells (:func:`sessionlog_spec.suite.cells.refusal_cells`).
+
+The result is what generation from the specification *can* reach: :mod:`sessionlog_spec.suite.rule_space`
+compares it with the declared space, and the cells neither reaches must have a reason
+(:data:`sessionlog_spec.suite.rule_space` lists none by default; ``docs/strength.md`` gives them).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sessionlog_spec.model.jsonl import encode_line
+from sessionlog_spec.model.payloads import EVENT_PAYLOADS
+from sessionlog_spec.model.shapes import Context
+from sessionlog_spec.protocol.messages import Refused
+from sessionlog_spec.suite.agent.builder import realistic_session
+from sessionlog_spec.suite.agent.payload_values import valid_payload
+from sessionlog_spec.suite.cells import Cell, refusal_cells
+from sessionlog_spec.suite.fuzz.perturb import ORDER_EDITS, moved_to, perturbations, renumbered
+from sessionlog_spec.suite.oracle import Oracle
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
+
+HEADER_LINE = {"type": "session", "version": 1, "id": "witness", "createdAt": 1_700_000_000_000, "delegationDepth": 0}
+PATHS = ("append", "seed", "load", "read", "upgrade_v0")
+DRAWN_PER_TYPE = 2
+"""Valid events drawn for each type of the payload table."""
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """One question to the model: an op and its arguments, and what was perturbed."""
+
+    op: str
+    args: dict[str, Any]
+    what: str
+
+
+def _stored(events: list[Any], version: int = 1) -> str:
+    return "".join(encode_line(line) + "\n" for line in [{**HEADER_LINE, "version": version}, *events])
+
+
+def on_paths(prefix: list[Any], event: Any, what: str) -> Iterator[Submission]:
+    """``event`` after ``prefix`` on every path."""
+    yield Submission("append", {"event": event, "__live__": prefix}, what)
+    log = [*prefix, event]
+    yield Submission("seed", {"events": log}, what)
+    yield Submission("load", {"jsonl": _stored(log)}, what)
+    yield Submission("read", {"jsonl": _stored(log)}, what)
+    yield Submission("upgrade_v0", {"log": {"header": HEADER_LINE, "events": log}}, what)
+    yield Submission("upgrade_v0", {"log": {"header": {**HEADER_LINE, "version": 0}, "events": log}}, what)
+
+
+def drawn_events(seed: int = 0) -> list[dict[str, Any]]:
+    """``DRAWN_PER_TYPE`` valid payloads of every type, derandomised, as events of no fixed seq."""
+    drawn: list[dict[str, Any]] = []
+
+    @settings(max_examples=DRAWN_PER_TYPE, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def draw(data: st.DataObject) -> None:
+        for type_ in sorted(EVENT_PAYLOADS):
+            payload = data.draw(valid_payload(EVENT_PAYLOADS[type_], Context(event_seq=60)), label=type_)
+            drawn.append({"type": type_, "seq": 0, "time": 1_700_000_000_000, "data": payload})
+
+    draw()
+    return drawn
+
+
+def submissions(seed: int = 0) -> Iterator[Submission]:
+    """Every generic question of the search."""
+    rng = random.Random(seed)
+    sessions = [realistic_session(1).events, realistic_session(3, calls_per_step=2).events]
+    base = sessions[-1]
+    for drawn in drawn_events(seed):
+        event = moved_to(drawn, len(base), base[-1]["time"] + 1)
+        yield from on_paths(base, event, f"drawn {event['type']}")
+        for family, found in perturbations(event, len(base), rng).items():
+            for perturbation in found:
+                yield from on_paths(base, perturbation.edit(event), f"drawn {family} {perturbation.name}")
+    for events in sessions:
+        seen_types: set[str] = set()
+        for index, event in enumerate(events):
+            if event["type"] in seen_types:
+                continue
+            seen_types.add(event["type"])
+            prefix = events[:index]
+            for family, found in perturbations(event, index, rng).items():
+                for perturbation in found:
+                    yield from on_paths(prefix, perturbation.edit(event), f"{family} {perturbation.name}")
+        for name, edit in ORDER_EDITS.items():
+            for index in range(len(events)):
+                edited = renumbered(edit(list(events), index))
+                yield from on_paths(edited[:-1], edited[-1], f"order {name} {index}")
+
+
+def witness_cells(seed: int = 0) -> dict[Cell, str]:
+    """Every cell the generic search reaches, with the first question that reached it."""
+    port = InProcessPort(Oracle())
+    reached: dict[Cell, str] = {}
+    live: list[Any] | None = None
+    for submission in submissions(seed):
+        args = dict(submission.args)
+        if submission.op == "append":
+            prefix = args.pop("__live__")
+            if prefix is not live:
+                port.call("reset")
+                for event in prefix:
+                    port.call("append", event=event)
+                live = prefix
+        reply = port.call(submission.op, **args)
+        if submission.op in ("seed", "load"):
+            live = None
+        if submission.op == "append" and not isinstance(reply, Refused):
+            live = None
+        if isinstance(reply, Refused):
+            for cell in refusal_cells(submission.op, args, reply.code, reply.message):
+                reached.setdefault(cell, f"{submission.op}: {submission.what}")
+    return reached

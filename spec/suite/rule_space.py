@@ -1,0 +1,201 @@
+"""The declared rule space: every cell (invariant × event type × path) the model enforces, read off
+the model and the registry rather than off what the suite's generators happen to build.
+
+A cell is what :mod:`sessionlog_spec.suite.cells` counts when the model refuses a submission: the
+invariant owning the refusal's code, the type of the refused event, the op.  The space declares, for
+each invariant of :data:`~sessionlog_spec.registry.INVARIANTS`:
+
+* its **types**, per code, from the model's own tables: a payload code on every type of the payload
+  table that answers with it (:data:`~sessionlog_spec.model.session.TYPE_CODES`, the rest
+  ``PAYLOAD_INVALID``); a relationship code on every type whose rule in
+  :data:`~sessionlog_spec.model.relationships._HANDLERS` can raise it (found by reading the rule's
+  source: every ``Code`` its function, and the module's functions it calls, name); every other code
+  on the wildcard type ``*`` (any type counts), since its rule is not written per type;
+* its **paths**, by the rule's group (:data:`GROUP_PATHS`): an event rule on every path that admits
+  events (``append``, ``seed``, ``load``, ``read``, ``upgrade_v0``), a stored-form rule on the
+  stored paths, an edge rule on the edge's paths, with the few rules a registry sentence ties to one
+  path narrowed (:data:`PATH_OVERRIDES`).
+
+The space is the denominator of the strength figures: the run's reached cells, the generic witness
+search's (:mod:`sessionlog_spec.suite.fuzz.witness`) and what neither reaches, with a reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Final
+
+from sessionlog_spec.model import relationships, session
+from sessionlog_spec.model.payloads import EVENT_PAYLOADS
+from sessionlog_spec.model.violation import Code
+from sessionlog_spec.registry import INVARIANTS, Invariant
+from sessionlog_spec.suite.cells import ANY_TYPE, Cell
+
+EVENT_PATHS: Final = ("append", "seed", "load", "read", "upgrade_v0")
+"""The ops that admit events: each runs every event rule on every event it admits."""
+STORED_PATHS: Final = ("load", "read")
+EDGE_PATHS: Final = ("upgrade_v0", "load", "read")
+"""A v0 log reaches the edge through ``upgrade_v0``, and as stored text through ``load`` and ``read``."""
+
+GROUP_PATHS: Final[Mapping[str, tuple[str, ...]]] = {
+    "LOG": EVENT_PATHS,
+    "PAY": EVENT_PATHS,
+    "SURF": (*EVENT_PATHS, "fold_surface"),
+    "TRACE": EVENT_PATHS,
+    "HDR": (*EVENT_PATHS, "fold_header"),
+    "REPAIR": ("load", "repair"),
+    "COMPACT": (*EVENT_PATHS, "cuts"),
+    "JSONL": STORED_PATHS,
+    "LEGACY": EDGE_PATHS,
+    "REL": EVENT_PATHS,
+}
+"""The paths enforcing each group's rules."""
+
+PATH_OVERRIDES: Final[Mapping[str, tuple[str, ...]]] = {
+    "INV-LOG-10": ("seed",),  # the end-of-seed marker is the seed's
+    "INV-LOG-11": ("append", "seed", "load"),  # a rejected candidate leaves the session: only where one is held
+    "INV-LOG-12": ("append",),
+}
+"""Rules whose sentence ties them to fewer paths than their group's."""
+
+
+# -- which types a code is raised on ----------------------------------------------------------------
+
+
+def _function_codes(module: ModuleType) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Each module-level function of ``module``: the ``Code`` members it names, the module functions it calls."""
+    tree = ast.parse(inspect.getsource(module))
+    found: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            codes = {
+                n.attr
+                for n in ast.walk(node)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "Code"
+            }
+            calls = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            found[node.name] = (frozenset(codes), frozenset(calls))
+    return found
+
+
+def reachable_codes(module: ModuleType, function: str) -> frozenset[str]:
+    """Every ``Code`` member ``function`` of ``module`` names, itself or through the module's functions it calls."""
+    table = _function_codes(module)
+    seen: set[str] = set()
+    codes: set[str] = set()
+    todo = [function]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in table:
+            continue
+        seen.add(name)
+        named, calls = table[name]
+        codes |= named
+        todo.extend(calls)
+    return frozenset(codes)
+
+
+@functools.cache
+def code_types() -> Mapping[str, frozenset[str]]:
+    """The event types each code is raised on, where the model writes its rule per type."""
+    types: dict[str, set[str]] = {}
+    for type_ in EVENT_PAYLOADS:
+        types.setdefault(session.TYPE_CODES.get(type_, Code.PAYLOAD_INVALID).value, set()).add(type_)
+    for type_, handler in relationships._HANDLERS.items():
+        for code in reachable_codes(relationships, handler.__name__):
+            types.setdefault(code, set()).add(type_)
+    return {code: frozenset(t) for code, t in types.items()}
+
+
+def invariant_types(invariant: Invariant) -> frozenset[str]:
+    """The types ``invariant`` is declared on: its codes' types, or ``*`` for a code written for any type."""
+    table = code_types()
+    types: set[str] = set()
+    for code in invariant.codes:
+        types |= table.get(code.value, {ANY_TYPE})
+    return frozenset(types or {ANY_TYPE})
+
+
+def invariant_paths(invariant: Invariant) -> tuple[str, ...]:
+    """The paths enforcing ``invariant``."""
+    return PATH_OVERRIDES.get(invariant.id, GROUP_PATHS[invariant.group])
+
+
+def declared_cells(invariants: Iterable[Invariant] = INVARIANTS) -> frozenset[Cell]:
+    """The declared space: every (invariant, type, path) of every invariant that has violation codes."""
+    return frozenset(
+        (inv.id, type_, path)
+        for inv in invariants
+        if inv.codes
+        for type_ in invariant_types(inv)
+        for path in invariant_paths(inv)
+    )
+
+
+def covers(declared: Cell, reached: Cell) -> bool:
+    """Whether a reached cell counts for a declared one: same invariant and path, and the same type or
+    any type where the declared one is ``*``."""
+    return declared[0] == reached[0] and declared[2] == reached[2] and declared[1] in (ANY_TYPE, reached[1])
+
+
+def covered(declared: Iterable[Cell], reached: Iterable[Cell]) -> frozenset[Cell]:
+    """The declared cells some reached cell counts for."""
+    by_rule: dict[tuple[str, str], set[str]] = {}
+    for inv, type_, path in reached:
+        by_rule.setdefault((inv, path), set()).add(type_)
+    return frozenset(
+        cell for cell in declared if (types := by_rule.get((cell[0], cell[2]))) and (cell[1] == ANY_TYPE or cell[1] in types)
+    )
+
+
+def parse_cell(key: str) -> Cell:
+    """A cell from its report key (``INV-PAY-1 turn/start append``)."""
+    inv, type_, path = key.split(" ")
+    return inv, type_, path
+
+
+def by_group(cells: Iterable[Cell]) -> Iterator[tuple[str, int]]:
+    """How many of ``cells`` each invariant group holds, in the registry's group order."""
+    counts: dict[str, int] = {}
+    for inv, _, _ in cells:
+        group = inv.split("-")[1]
+        counts[group] = counts.get(group, 0) + 1
+    for group in dict.fromkeys(inv.group for inv in INVARIANTS):
+        if group in counts:
+            yield group, counts[group]
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredReach:
+    """How much of the declared space a run reached."""
+
+    cells: int
+    reached: int
+    by_group: Mapping[str, tuple[int, int]]
+    """Invariant group -> (declared cells, reached cells)."""
+
+    @property
+    def fraction(self) -> float:
+        """The share of declared cells reached."""
+        return self.reached / self.cells if self.cells else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "cells": self.cells,
+            "reached": self.reached,
+            "fraction": round(self.fraction, 4),
+            "by_group": {group: {"cells": n, "reached": k} for group, (n, k) in self.by_group.items()},
+        }
+
+
+def declared_reach(reached_keys: Iterable[str]) -> DeclaredReach:
+    """How much of the declared space the reached cells (report keys) count for."""
+    declared = declared_cells()
+    reached = covered(declared, (parse_cell(key) for key in reached_keys))
+    got = dict(by_group(reached))
+    return DeclaredReach(len(declared), len(reached), {g: (n, got.get(g, 0)) for g, n in by_group(declared)})
