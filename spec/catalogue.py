@@ -18,6 +18,7 @@ from pathlib import Path
 from icontract._checkers import find_checker
 
 from sessionlog_spec.appendix import render_appendix
+from sessionlog_spec.check_order import render_check_order
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.registry import GROUP_NAMES, INVARIANTS, Invariant
 
@@ -167,14 +168,13 @@ def _code_table() -> list[str]:
         "## Violation codes",
         "",
         "The closed set of codes a port reports when it refuses input (`model/violation.py`).",
-        "When a candidate breaks several rules, the first in the documented check order wins",
-        "(`model/session.py`): envelope, contiguity, vocabulary, payload shape, surface, balance, trace.",
+        "When a candidate breaks several rules, the first in the check order wins (below, `## Check order`).",
         "",
         "| code | invariant |",
         "|---|---|",
     ]
     lines += [f"| `{code.value}` | {owner[code]} |" for code in Code]
-    lines += ["", _NORMALISATIONS]
+    lines += ["", *render_check_order(), _NORMALISATIONS]
     return lines
 
 

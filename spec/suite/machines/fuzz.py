@@ -46,8 +46,8 @@ SWEEP_CAP = 24
 DRAWN_AFTER = 4
 """Events a log holds before a payload is drawn for its end: a payload citing earlier seqs needs some."""
 SECOND_FAULT = 3
-"""One perturbed event in this many carries a second fault of another family: which code a port
-gives first is then asked too."""
+"""One perturbed event in this many carries a second fault: which code a port gives first
+(``invariants.md``, "Check order") is then asked too."""
 HEADER_LINE = {"type": "session", "version": 1, "id": "fuzz-1", "createdAt": 1_700_000_000_000, "delegationDepth": 0}
 """The header line of a stored text the group writes when the port holds no session of its own."""
 
@@ -143,7 +143,7 @@ class FuzzMachine(AgentMachine):
     @step
     def perturbed_event(self, rng: random.Random, data: st.DataObject) -> None:
         """An event of the log perturbed every way of one family (or a draw of them), each on one
-        declared path; one in :data:`SECOND_FAULT` carries a second fault of another family."""
+        declared path; one in :data:`SECOND_FAULT` carries a second fault."""
         path = self.pick(data, self.paths(), "path")
         family = self.pick(data, FAMILIES, "family")
         log = list(self.loop.log)
@@ -158,8 +158,9 @@ class FuzzMachine(AgentMachine):
             for perturbation in family_sweep(base, index, rng, family, SWEEP_CAP):
                 event = perturbation.edit(base)
                 if rng.randrange(SECOND_FAULT) == 0:
-                    second = draw_perturbation(event, index, rng, exclude=family)
-                    event = event if second is None else second.edit(event)
+                    # A second fault of any family, its own included: the order within a stage is asked too.
+                    second = draw_perturbation(event, index, rng)
+                    event = event if second is None or second.name == perturbation.name else second.edit(event)
                 if path == "append":
                     if isinstance(self.exchange("append", event=event), Ok):
                         self.loop.commit(event)
