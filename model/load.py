@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sessionlog_spec.model.event import Event
-from sessionlog_spec.model.json_value import JsonObject, as_object, freeze
+from sessionlog_spec.model.json_value import JsonObject, as_int, as_object, freeze
 from sessionlog_spec.model.jsonl import (
     FORMAT_VERSION,
     LEGACY_VERSION,
@@ -59,7 +59,8 @@ def identity_of(header: Mapping[str, object]) -> SessionIdentity:
         session_id=str(header.get("id", "")),
         format_version=FORMAT_VERSION,
         has_parent="parentSession" in header,
-        inherited_event_count=seed_length if isinstance(seed_length, int) else 0,
+        # A count is read as the number it is: ``3.0`` is the seed length 3, as the header check reads it.
+        inherited_event_count=as_int(seed_length) or 0,
     )
 
 

@@ -65,7 +65,7 @@ class Artifact:
         )
 
 
-def header_line(session_id: str = SESSION_ID, parent: str | None = None, seed_length: int | None = None) -> Raw:
+def header_line(session_id: str = SESSION_ID, parent: str | None = None, seed_length: float | None = None) -> Raw:
     """A v1 session header line."""
     header: Raw = {"type": "session", "version": 1, "id": session_id, "createdAt": T0, "delegationDepth": 0}
     if parent is not None:

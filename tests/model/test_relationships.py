@@ -41,6 +41,7 @@ from relationship_logs import (
 
 from sessionlog_spec.model.event import APPEND, Event, Replace
 from sessionlog_spec.model.json_value import freeze
+from sessionlog_spec.model.load import read_log
 from sessionlog_spec.model.relationships import (
     _HANDLERS,
     OpenCompaction,
@@ -557,6 +558,21 @@ def test_inv_rel_29_inherited_and_earlier_generation_markers_are_kept_as_they_ar
     child = header_line(SESSION_ID, PARENT_ID, seed_length=b.seq - 2)
     assert code_of(b, child) is None
     assert code_of(b, header_line(SESSION_ID)) is Code.DELIVERY_MARKER_WRONG_SESSION
+
+
+def test_inv_rel_29_a_seed_length_written_as_an_integral_float_counts_as_the_integer() -> None:
+    # The header line's check reads 3.0 as the count 3; the marker rule must read it the same way.
+    b = LogBuilder(PARENT_ID)
+    closed_turn_with_human(b)
+    b.delivery(PARENT_ID)
+    b.add("session/end-seed", {})
+    b.session_id = SESSION_ID
+    seed_length = b.seq - 1
+    events = list(b.artifact(None).events)
+    for written in (seed_length, float(seed_length)):
+        header = header_line(SESSION_ID, PARENT_ID, seed_length=written)
+        read = read_log("".join(json.dumps(line) + "\n" for line in [header, *events]))
+        assert not isinstance(read, Violation), (written, read)
 
 
 def test_inv_rel_29_the_v0_source_checks_markers_without_a_version() -> None:

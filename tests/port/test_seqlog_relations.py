@@ -557,6 +557,8 @@ def test_inv_rel_11_a_held_crossing_is_refused_at_the_next_compaction_event() ->
 def test_inv_rel_29_the_identity_comes_from_the_header_line() -> None:
     assert LogIdentity.of_header(header_line()) == LogIdentity(SESSION_ID, 1, False, 0)
     assert LogIdentity.of_header(header_line(SESSION_ID, PARENT_ID, 7)) == LogIdentity(SESSION_ID, 1, True, 7)
+    # An integral float is the count it writes, as the header line's own check reads it.
+    assert LogIdentity.of_header(header_line(SESSION_ID, PARENT_ID, 7.0)) == LogIdentity(SESSION_ID, 1, True, 7)
 
 
 def test_inv_rel_29_inherited_markers_keep_their_ancestors_id() -> None:

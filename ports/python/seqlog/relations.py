@@ -168,7 +168,7 @@ class LogIdentity:
             session_id=str(header.get("id", "")),
             version=1,
             has_parent="parentSession" in header,
-            seed_length=seed_length if type(seed_length) is int else 0,
+            seed_length=as_int(seed_length) or 0,  # 3.0 is the count 3, as the header line's check reads it
         )
 
 
