@@ -43,9 +43,9 @@ def _tree(function: Callable[..., Any]) -> ast.FunctionDef:
     return node
 
 
-def _in_order(node: ast.AST) -> list[ast.AST]:
+def _in_order(node: ast.AST) -> list[ast.expr | ast.stmt]:
     """The nodes under ``node`` in source order (``ast.walk`` is breadth first)."""
-    nodes = [n for n in ast.walk(node) if hasattr(n, "lineno")]
+    nodes = [n for n in ast.walk(node) if isinstance(n, ast.expr | ast.stmt)]
     return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
 
 
@@ -59,7 +59,7 @@ def _codes_and_calls(function: Callable[..., Any]) -> list[tuple[str, str | Call
             found.append(("code", node.attr))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             target = namespace.get(node.func.id)
-            if _model_function(target):
+            if callable(target) and _model_function(target):
                 found.append(("call", target))
         elif isinstance(node, ast.Name) and isinstance(table := namespace.get(node.id), Mapping):
             # A dispatch table (the relationship rule of each event type): each rule, in the table's order.

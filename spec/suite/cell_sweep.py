@@ -23,7 +23,13 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from sessionlog_spec.suite.machines import MACHINES, MachineContext
 from sessionlog_spec.suite.reach import Witness, census_witnesses
 
-SWEEPING_GROUP: Mapping[str, str] = {"append": "session", "seed": "session", "load": "jsonl", "upgrade_v0": "legacy"}
+SWEEPING_GROUP: Mapping[str, str] = {
+    "append": "session",
+    "seed": "session",
+    "load": "jsonl",
+    "read": "read",
+    "upgrade_v0": "legacy",
+}
 """The group whose machine sends a swept submission, by the path it goes through."""
 SWEEP_RULE = "cell_sweep"
 

@@ -38,7 +38,7 @@ TYPE_AGNOSTIC = frozenset({"INV-LOG-1", "INV-LOG-2", "INV-LOG-3", "INV-LOG-4", "
 """Envelope and JSON-value rules: every event carries them alike, so the type an example happened to
 break them on is no cell of its own (nor is it for the codec's line rules, ``INV-JSONL-*``)."""
 
-_WHERE = re.compile(r"^(?:seed |v0 )?(index|line) (\d+)\b")
+_WHERE = re.compile(r"^(?:seed |v0 |v1 log: )?(index|line) (\d+)\b")
 
 
 KNOWN_TYPES = frozenset(V0_INVENTORY | REFUSED_TYPES.keys())

@@ -26,6 +26,7 @@ from sessionlog_spec.protocol.messages import Refused
 from sessionlog_spec.suite.agent.builder import SessionBuilder, realistic_session
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context
 from sessionlog_spec.suite.cells import Cell, cell_key, refusal_cells
+from sessionlog_spec.suite.fuzz.witness import generic_census
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 
@@ -101,13 +102,20 @@ def cells_of(builders: Iterable[SessionBuilder], seeds: Iterable[int] = CENSUS_S
 
 
 @functools.cache
-def census_witnesses() -> Mapping[str, Witness]:
+def census_witnesses(generic: bool = True) -> Mapping[str, Witness]:
     """The census, as report keys (:func:`~sessionlog_spec.suite.cells.cell_key`), each with the first
-    submission that reached it (what the nightly cell sweep puts to the port)."""
+    submission that reached it (what the nightly cell sweep puts to the port): the candidates' census,
+    then, when ``generic``, the cells only the generic witness search
+    (:func:`~sessionlog_spec.suite.fuzz.witness.generic_census`) reaches."""
     found: dict[str, Witness] = {}
     for witness, cells in census(census_sessions()):
         for cell in cells:
             found.setdefault(cell_key(cell), witness)
+    if generic:
+        for submission, cells in generic_census():
+            for cell in cells:
+                witness = Witness(f"generic: {submission.what}", submission.live, submission.op, submission.args)
+                found.setdefault(cell_key(cell), witness)
     return found
 
 

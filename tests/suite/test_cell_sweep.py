@@ -17,12 +17,13 @@ from sessionlog_spec.suite.cell_sweep import SWEEP_RULE, SWEEPING_GROUP, sweep_c
 from sessionlog_spec.suite.cells import cell_key
 from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.expectations import judge
+from sessionlog_spec.suite.fuzz.witness import generic_census
 from sessionlog_spec.suite.machines import Disagreement, MachineContext
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports import port_for
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.profiles import PROFILES
-from sessionlog_spec.suite.reach import Witness, census
+from sessionlog_spec.suite.reach import PATH_OPS, Witness, census
 from sessionlog_spec.suite.run import RunOptions
 from sessionlog_spec.suite.verdict import decide
 
@@ -41,7 +42,7 @@ def _context(group: str, port: InProcessPort) -> MachineContext:
     return MachineContext(group, port, frozenset(port.hello.capabilities), coverage=GroupCoverage(group))
 
 
-@pytest.mark.parametrize("group", sorted(set(SWEEPING_GROUP.values())))
+@pytest.mark.parametrize("group", sorted({SWEEPING_GROUP[op] for op in PATH_OPS.values()}))
 def test_the_sweep_reaches_every_unreached_cell_its_group_owns(group: str) -> None:
     witnesses = _witnesses()
     owned = {cell for cell, w in witnesses.items() if SWEEPING_GROUP[w.op] == group}
@@ -94,3 +95,25 @@ def test_a_deep_run_sweeps_what_its_groups_left_unreached(monkeypatch: pytest.Mo
     verdict = decide(result, judge(result.groups, []))
     assert verdict.never_cells == []
     assert verdict.reachable_cells == len(witnesses)
+
+
+def _generic_witnesses(op: str, count: int) -> dict[str, Witness]:
+    """The first ``count`` cells the generic witness search reaches through ``op``, with their questions."""
+    found: dict[str, Witness] = {}
+    for submission, cells in generic_census():
+        if submission.op != op:
+            continue
+        for cell in cells:
+            found.setdefault(cell_key(cell), Witness(f"generic: {submission.what}", submission.live, op, submission.args))
+        if len(found) >= count:
+            return found
+    return found
+
+
+@pytest.mark.parametrize("op", ["read", "append"])
+def test_a_generic_witness_is_swept_through_the_group_of_its_path(op: str) -> None:
+    witnesses = _generic_witnesses(op, 3)
+    assert witnesses
+    context = _context(SWEEPING_GROUP[op], InProcessPort(Oracle()))
+    assert sweep_cells(context, witnesses, set(witnesses)) >= 1
+    assert set(witnesses) <= set(context.coverage.cells)

@@ -46,6 +46,7 @@ BAD_TITLE = _title(1, bogus=1)  # a payload member the type does not have (INV-P
         ("repair", {"events": [_turn_start(0), BAD_TITLE]}),
         ("load", {"jsonl": "\n".join([SESSION_LINE, json.dumps(_turn_start(0)), json.dumps(BAD_TITLE)]) + "\n"}),
         ("upgrade_v0", {"log": {"header": V0_HEADER, "events": [_turn_start(0), BAD_TITLE]}}),
+        ("upgrade_v0", {"log": {"header": {**V0_HEADER, "version": 1}, "events": [_turn_start(0), BAD_TITLE]}}),
     ],
 )
 def test_a_refusal_counts_on_the_type_it_names_not_the_first_event(op: str, args: dict[str, Any]) -> None:

@@ -31,12 +31,11 @@ from sessionlog_spec.protocol.messages import Refused
 from sessionlog_spec.suite.agent.builder import realistic_session
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.cells import Cell, refusal_cells
-from sessionlog_spec.suite.fuzz.perturb import ORDER_EDITS, moved_to, perturbations, renumbered
+from sessionlog_spec.suite.fuzz.perturb import LINE_EDITS, ORDER_EDITS, moved_to, perturbations, renumbered
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 
 HEADER_LINE = {"type": "session", "version": 1, "id": "witness", "createdAt": 1_700_000_000_000, "delegationDepth": 0}
-PATHS = ("append", "seed", "load", "read", "upgrade_v0")
 DRAWN_PER_TYPE = 2
 """Valid events drawn for each type of the payload table."""
 
@@ -48,6 +47,8 @@ class Submission:
     op: str
     args: dict[str, Any]
     what: str
+    live: tuple[Any, ...] = ()
+    """The session an ``append`` stands on (other ops replace it or need none)."""
 
 
 def _stored(events: list[Any], version: int = 1) -> str:
@@ -56,13 +57,25 @@ def _stored(events: list[Any], version: int = 1) -> str:
 
 def on_paths(prefix: list[Any], event: Any, what: str) -> Iterator[Submission]:
     """``event`` after ``prefix`` on every path."""
-    yield Submission("append", {"event": event, "__live__": prefix}, what)
+    yield Submission("append", {"event": event}, what, tuple(prefix))
     log = [*prefix, event]
     yield Submission("seed", {"events": log}, what)
     yield Submission("load", {"jsonl": _stored(log)}, what)
     yield Submission("read", {"jsonl": _stored(log)}, what)
     yield Submission("upgrade_v0", {"log": {"header": HEADER_LINE, "events": log}}, what)
     yield Submission("upgrade_v0", {"log": {"header": {**HEADER_LINE, "version": 0}, "events": log}}, what)
+    yield Submission("fold_surface", {"events": log}, what)
+    yield Submission("fold_header", {"events": log}, what)
+
+
+def line_edits(events: list[Any], what: str) -> Iterator[Submission]:
+    """The stored text of ``events`` with each line edit at each line, loaded and read."""
+    lines = _stored(events).split("\n")[:-1]
+    for name, edit in LINE_EDITS.items():
+        for at in range(len(lines)):
+            text = "\n".join(edit(list(lines), at)) + "\n"
+            yield Submission("load", {"jsonl": text}, f"{what}: {name} line {at + 1}")
+            yield Submission("read", {"jsonl": text}, f"{what}: {name} line {at + 1}")
 
 
 def drawn_events(seed: int = 0) -> list[dict[str, Any]]:
@@ -105,28 +118,30 @@ def submissions(seed: int = 0) -> Iterator[Submission]:
             for index in range(len(events)):
                 edited = renumbered(edit(list(events), index))
                 yield from on_paths(edited[:-1], edited[-1], f"order {name} {index}")
+        yield from line_edits(list(events), "lines")
+
+
+def generic_census(seed: int = 0) -> Iterator[tuple[Submission, frozenset[Cell]]]:
+    """Every question of the search the model refuses, with the cells its refusal reaches."""
+    port = InProcessPort(Oracle())
+    live: tuple[Any, ...] | None = None
+    for submission in submissions(seed):
+        if submission.op == "append" and submission.live != live:
+            port.call("reset")
+            for event in submission.live:
+                port.call("append", event=event)
+            live = submission.live
+        reply = port.call(submission.op, **submission.args)
+        if submission.op in ("seed", "load") or (submission.op == "append" and not isinstance(reply, Refused)):
+            live = None
+        if isinstance(reply, Refused):
+            yield submission, frozenset(refusal_cells(submission.op, submission.args, reply.code, reply.message))
 
 
 def witness_cells(seed: int = 0) -> dict[Cell, str]:
     """Every cell the generic search reaches, with the first question that reached it."""
-    port = InProcessPort(Oracle())
     reached: dict[Cell, str] = {}
-    live: list[Any] | None = None
-    for submission in submissions(seed):
-        args = dict(submission.args)
-        if submission.op == "append":
-            prefix = args.pop("__live__")
-            if prefix is not live:
-                port.call("reset")
-                for event in prefix:
-                    port.call("append", event=event)
-                live = prefix
-        reply = port.call(submission.op, **args)
-        if submission.op in ("seed", "load"):
-            live = None
-        if submission.op == "append" and not isinstance(reply, Refused):
-            live = None
-        if isinstance(reply, Refused):
-            for cell in refusal_cells(submission.op, args, reply.code, reply.message):
-                reached.setdefault(cell, f"{submission.op}: {submission.what}")
+    for submission, cells in generic_census(seed):
+        for cell in cells:
+            reached.setdefault(cell, f"{submission.op}: {submission.what}")
     return reached
