@@ -7,7 +7,8 @@ each invariant of :data:`~sessionlog_spec.registry.INVARIANTS`:
 
 * its **types**, per code, from the model's own tables: a payload code on every type of the payload
   table that answers with it (:data:`~sessionlog_spec.model.session.TYPE_CODES`, the rest
-  ``PAYLOAD_INVALID``); a relationship code on every type whose rule in
+  ``PAYLOAD_INVALID`` but for :data:`~sessionlog_spec.model.trace.TRACE_TYPES`, which answer in the
+  trace's codes); a relationship code on every type whose rule in
   :data:`~sessionlog_spec.model.relationships._HANDLERS` can raise it (found by reading the rule's
   source: every ``Code`` its function, and the module's functions it calls, name); every other code
   on the wildcard type ``*`` (any type counts), since its rule is not written per type;
@@ -32,6 +33,7 @@ from typing import Final
 
 from sessionlog_spec.model import relationships, session
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
+from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.model.violation import Code
 from sessionlog_spec.registry import INVARIANTS, Invariant
 from sessionlog_spec.suite.cells import ANY_TYPE, Cell
@@ -47,14 +49,16 @@ GROUP_PATHS: Final[Mapping[str, tuple[str, ...]]] = {
     "PAY": EVENT_PATHS,
     "SURF": (*EVENT_PATHS, "fold_surface"),
     "TRACE": EVENT_PATHS,
-    "HDR": (*EVENT_PATHS, "fold_header"),
+    "HDR": (*EVENT_PATHS, "header_decision"),
     "REPAIR": ("load", "repair"),
-    "COMPACT": (*EVENT_PATHS, "cuts"),
+    "COMPACT": ("cuts",),
     "JSONL": STORED_PATHS,
     "LEGACY": EDGE_PATHS,
     "REL": EVENT_PATHS,
 }
-"""The paths enforcing each group's rules."""
+"""The paths enforcing each group's rules.  ``fold_header`` refuses nothing of its own (it reconstructs);
+the writer's decision (``header_decision``) judges an assembled header; the balance rules of
+compaction are the compactor's (``cuts``): the log does not police them (INV-COMPACT-1)."""
 
 PATH_OVERRIDES: Final[Mapping[str, tuple[str, ...]]] = {
     "INV-LOG-10": ("seed",),  # the end-of-seed marker is the seed's
@@ -105,6 +109,8 @@ def code_types() -> Mapping[str, frozenset[str]]:
     """The event types each code is raised on, where the model writes its rule per type."""
     types: dict[str, set[str]] = {}
     for type_ in EVENT_PAYLOADS:
+        if type_ in TRACE_TYPES:
+            continue  # the bracket and step types answer a payload fault in the trace's codes
         types.setdefault(session.TYPE_CODES.get(type_, Code.PAYLOAD_INVALID).value, set()).add(type_)
     for type_, handler in relationships._HANDLERS.items():
         for code in reachable_codes(relationships, handler.__name__):

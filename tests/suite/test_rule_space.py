@@ -5,6 +5,7 @@ from __future__ import annotations
 from sessionlog_spec.model import relationships
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.model.session import TYPE_CODES
+from sessionlog_spec.model.trace import TRACE_TYPES
 from sessionlog_spec.registry import BY_ID, INVARIANTS
 from sessionlog_spec.suite.cells import ANY_TYPE
 from sessionlog_spec.suite.rule_space import (
@@ -30,9 +31,10 @@ def test_every_invariant_with_codes_declares_cells_on_every_path_it_names() -> N
 def test_inv_pay_1_a_payload_code_is_declared_on_every_type_that_answers_with_it() -> None:
     types = code_types()
     assert types["USER_MESSAGE_INVALID"] == {"user/message"}
-    assert types["PAYLOAD_INVALID"] == {t for t in EVENT_PAYLOADS if t not in TYPE_CODES}
+    # The bracket and step types answer a payload fault in the trace's codes (TRACE_DATA_INVALID).
+    assert types["PAYLOAD_INVALID"] == {t for t in EVENT_PAYLOADS if t not in TYPE_CODES and t not in TRACE_TYPES}
     pay_1 = {type_ for inv, type_, path in declared_cells() if inv == "INV-PAY-1" and path == "seed"}
-    assert pay_1 >= set(EVENT_PAYLOADS) - set(TYPE_CODES)
+    assert pay_1 >= set(EVENT_PAYLOADS) - set(TYPE_CODES) - TRACE_TYPES
 
 
 def test_inv_rel_a_relationship_code_is_declared_on_the_types_whose_rule_raises_it() -> None:
@@ -57,7 +59,7 @@ def test_a_reached_cell_counts_for_its_own_type_or_a_wildcard_only() -> None:
 
 
 def test_declared_reach_counts_report_keys_by_group() -> None:
-    reach = declared_reach(["INV-LOG-2 * load", "INV-LOG-2 * read", "INV-PAY-1 turn/start seed", "INV-PAY-1 nope seed"])
+    reach = declared_reach(["INV-LOG-2 * load", "INV-LOG-2 * read", "INV-PAY-1 session/title seed", "INV-PAY-1 nope seed"])
     assert reach.reached == 3
     assert reach.by_group["LOG"][1] == 2
     assert reach.by_group["PAY"][1] == 1
