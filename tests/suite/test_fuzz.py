@@ -19,7 +19,7 @@ from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.suite.agent.builder import realistic_session
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.paths import PATHS, rule_rows
-from sessionlog_spec.suite.fuzz.perturb import FAMILIES, perturb_lines, perturbations, renumbered, reordered
+from sessionlog_spec.suite.fuzz.perturb import FAMILIES, header_line_edits, perturb_lines, perturbations, renumbered, reordered
 from sessionlog_spec.suite.fuzz.schema_faults import KEYWORDS, keyword_sites, schema_accepts, schema_document
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.profiles import PROFILES
@@ -165,3 +165,13 @@ def test_the_fuzz_group_finds_a_rule_skipped_on_one_path(broken: type[ModelDrive
     result = run(InProcessPort(broken()), options)
     (fuzz,) = result.groups
     assert fuzz.status == FAILED, f"{broken.__name__}: {fuzz.status} {fuzz.detail}"
+
+
+def test_inv_jsonl_1_header_line_edits_break_every_keyword_and_each_seed_length_bound() -> None:
+    header = {"type": "session", "version": 1, "id": "s", "createdAt": 0, "delegationDepth": 1, "cwd": "/w", "seedLength": 4}
+    edits = dict(header_line_edits(header, 4))
+    keywords = {name.split(" ")[2] for name in edits if name.startswith("header ") and not name.startswith("header seedLength ")}
+    assert {"type", "minimum", "maximum", "pattern", "const", "enum", "required", "additionalProperties"} <= keywords
+    bounds = {edits[f"header seedLength {name}"]["seedLength"] for name in ("0", "count - 1", "count", "count + 1")}  # type: ignore[index]
+    assert bounds == {0, 3, 4, 5}
+    assert isinstance(edits["header seedLength count as a float"]["seedLength"], float)  # type: ignore[index]

@@ -30,6 +30,7 @@ KINDS: Final[dict[str, tuple[str, ...]]] = {
     "order_": (),
     "drawn_": ("INV-PAY-1",),
     "lines_": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-5"),
+    "header_": ("INV-JSONL-1",),
 }
 """The fuzz rules by the prefix they retitle with (``fuzz_order_seed``) and what each adds."""
 STORED_PATHS: Final = ("load", "read")
@@ -40,6 +41,6 @@ def rule_rows() -> dict[str, tuple[str, ...]]:
     """Every name a fuzz step is counted under, with its invariants."""
     rows: dict[str, tuple[str, ...]] = {"fuzz_closing": ()}
     for kind, extra in KINDS.items():
-        for path in STORED_PATHS if kind == "lines_" else PATHS:
+        for path in STORED_PATHS if kind in ("lines_", "header_") else PATHS:
             rows[f"fuzz_{kind}{path}"] = (*PATH_INVARIANTS[path], *extra)
     return rows

@@ -34,7 +34,7 @@ from typing import Any, Final
 from sessionlog_spec.model.json_value import MAX_NESTING, MAX_SAFE_INTEGER
 from sessionlog_spec.model.legacy import REFUSED_TYPES, V0_INVENTORY
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
-from sessionlog_spec.suite.fuzz.schema_faults import keyword_sites
+from sessionlog_spec.suite.fuzz.schema_faults import header_line_sites, keyword_sites
 
 RawEvent = dict[str, Any]
 Edit = Callable[[RawEvent], RawEvent]
@@ -191,10 +191,10 @@ def perturbations(event: RawEvent, length: int, rng: random.Random) -> dict[str,
 
 
 def family_sweep(event: RawEvent, length: int, rng: random.Random, family: str, cap: int) -> list[Perturbation]:
-    """The perturbations of one family a sweep sends: every one, or, past ``cap``, one drawn per site
-    (the part of a name before its value) for ``cap`` drawn sites.  A family's values are what tell a
-    port that checks a rule apart from one that only mostly does (a fraction rounded, ``-0`` let
-    through), so a sweep sends them all where it can."""
+    """The perturbations of one family a sweep sends: every one, or, past ``cap``, one drawn for each
+    site (the part of a name before its value, in a drawn order) and the rest of ``cap`` drawn from the
+    other values.  A family's values are what tell a port that checks a rule apart from one that only
+    mostly does (a fraction rounded, ``-0`` let through), so a sweep sends as many as it can."""
     found = perturbations(event, length, rng)[family]
     if len(found) <= cap:
         return found
@@ -203,7 +203,9 @@ def family_sweep(event: RawEvent, length: int, rng: random.Random, family: str, 
         by_site.setdefault(site_of(perturbation), []).append(perturbation)
     sites = sorted(by_site)
     rng.shuffle(sites)
-    return [rng.choice(by_site[site]) for site in sites[:cap]]
+    chosen = [rng.choice(by_site[site]) for site in sites[:cap]]
+    rest = [p for p in found if p not in chosen]
+    return chosen + rng.sample(rest, min(len(rest), cap - len(chosen)))
 
 
 def site_of(perturbation: Perturbation) -> str:
@@ -213,9 +215,16 @@ def site_of(perturbation: Perturbation) -> str:
     return perturbation.name.split(" ")[0]
 
 
-def draw_perturbation(event: RawEvent, length: int, rng: random.Random, exclude: str | None = None) -> Perturbation | None:
-    """One perturbation: a family drawn evenly among those with sites (``exclude`` left out), then a site of it."""
-    by_family = {f: sites for f, sites in perturbations(event, length, rng).items() if sites and f != exclude}
+def draw_perturbation(
+    event: RawEvent, length: int, rng: random.Random, exclude: str | None = None, only: str | None = None
+) -> Perturbation | None:
+    """One perturbation: a family drawn evenly among those with sites (``exclude`` left out, or ``only``
+    that one), then a site of it."""
+    by_family = {
+        f: sites
+        for f, sites in perturbations(event, length, rng).items()
+        if sites and f != exclude and (only is None or f == only)
+    }
     if not by_family:
         return None
     family = rng.choice(sorted(by_family))
@@ -343,3 +352,22 @@ def reordered(events: list[RawEvent], rng: random.Random) -> tuple[list[RawEvent
     name = rng.choice(sorted(ORDER_EDITS))
     at = rng.randrange(len(events))
     return renumbered(ORDER_EDITS[name](list(events), at)), f"{name} event {at}"
+
+
+# --- the header line ------------------------------------------------------------------------------------
+
+
+def header_line_edits(header: Mapping[str, Any], events: int) -> list[tuple[str, object]]:
+    """The header line broken at every keyword of its published document, and ``seedLength`` at every
+    bound the document cannot state (INV-JSONL-1: at most the number of events the log holds): 0, one
+    short, the count itself, one past it, and the count written as an integral float."""
+    edits = [(f"header {site.key} {site.detail}", site.payload) for site in header_line_sites(header)]
+    bounds: tuple[tuple[str, float], ...] = (
+        ("0", 0),
+        ("count - 1", events - 1),
+        ("count", events),
+        ("count + 1", events + 1),
+        ("count as a float", float(events)),
+    )
+    edits += [(f"header seedLength {name}", {**header, "seedLength": value}) for name, value in bounds if value >= 0]
+    return edits

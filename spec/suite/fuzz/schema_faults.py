@@ -43,7 +43,7 @@ from typing import Any, Final
 from jsonschema import Draft202012Validator
 
 from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER
-from sessionlog_spec.schemas import schema_documents, schema_file
+from sessionlog_spec.schemas import HEADER_LINE_FILE, schema_documents, schema_file
 
 Location = tuple[str | int, ...]
 RawSite = tuple[Location, str, str, object]
@@ -291,18 +291,30 @@ class _Walk:
                 yield from self.sites(taken, value, location)
 
 
-def keyword_sites(event_type: str, payload: object) -> list[KeywordSite]:
-    """Every keyword of ``event_type``'s published document broken once on ``payload`` (a valid one).
-
-    Sites are listed once per (location, keyword, edit); the same edit reached through two branches
-    of the document is one site.
-    """
-    root = schema_document(event_type)
+def document_sites(root: Mapping[str, Any], value: object, accepts: Callable[[object], bool]) -> list[KeywordSite]:
+    """Every keyword of the document ``root`` broken once on ``value`` (a valid one); ``accepts`` asks
+    the document about an edited value.  The same edit reached through two branches is one site."""
     seen: set[tuple[Location, str, str]] = set()
     sites = []
-    for location, keyword, detail, edited in _Walk(root, payload).sites(root, payload, ()):
+    for location, keyword, detail, edited in _Walk(root, value).sites(root, value, ()):
         if (location, keyword, detail) in seen:
             continue
         seen.add((location, keyword, detail))
-        sites.append(KeywordSite(location, keyword, detail, edited, not schema_accepts(event_type, edited)))
+        sites.append(KeywordSite(location, keyword, detail, edited, not accepts(edited)))
     return sites
+
+
+def keyword_sites(event_type: str, payload: object) -> list[KeywordSite]:
+    """Every keyword of ``event_type``'s published document broken once on ``payload`` (a valid one)."""
+    return document_sites(schema_document(event_type), payload, lambda edited: schema_accepts(event_type, edited))
+
+
+@functools.cache
+def _header_line_validator() -> Draft202012Validator:
+    return Draft202012Validator(dict(schema_documents()[HEADER_LINE_FILE]))
+
+
+def header_line_sites(header: Mapping[str, Any]) -> list[KeywordSite]:
+    """Every keyword of the published header-line document broken once on ``header`` (a valid line)."""
+    root = schema_documents()[HEADER_LINE_FILE]
+    return document_sites(root, dict(header), lambda edited: bool(_header_line_validator().is_valid(edited)))

@@ -34,6 +34,7 @@ from sessionlog_spec.suite.fuzz.perturb import (
     carried,
     draw_perturbation,
     family_sweep,
+    header_line_edits,
     moved_to,
     perturb_lines,
     reordered,
@@ -158,8 +159,9 @@ class FuzzMachine(AgentMachine):
             for perturbation in family_sweep(base, index, rng, family, SWEEP_CAP):
                 event = perturbation.edit(base)
                 if rng.randrange(SECOND_FAULT) == 0:
-                    # A second fault of any family, its own included: the order within a stage is asked too.
-                    second = draw_perturbation(event, index, rng)
+                    # A second fault, half the time of the same family (two rules of one stage: the order
+                    # within it), else of any: the order across stages.
+                    second = draw_perturbation(event, index, rng, only=family if rng.randrange(2) else None)
                     event = event if second is None or second.name == perturbation.name else second.edit(event)
                 if path == "append":
                     if isinstance(self.exchange("append", event=event), Ok):
@@ -227,3 +229,21 @@ class FuzzMachine(AgentMachine):
                     self.after_refusal()
             return
         self.send_log([*self.loop.log, event], path)
+
+    @precondition(lambda self: any(p in self.paths() for p in STORED_PATHS))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data(), child=st.booleans())
+    @step
+    def perturbed_header_line(self, rng: random.Random, data: st.DataObject, child: bool) -> None:
+        """The stored log under a header line broken at each keyword of its published document, or with
+        ``seedLength`` at each bound the document cannot state; a drawn share of them, loaded or read."""
+        path = self.pick(data, [p for p in STORED_PATHS if p in self.paths()], "path")
+        events = list(self.loop.log)
+        header: dict[str, Any] = {**HEADER_LINE, "cwd": "/work", "agentPreset": "default"}
+        if child:
+            header |= {"parentSession": "fuzz-parent", "seedLength": len(events), "origin": "subagent", "delegationDepth": 1}
+        edits = header_line_edits(header, len(events))
+        self.retitle(f"fuzz_header_{path}")
+        with self.one_state_check():
+            for _, edited in rng.sample(edits, min(SWEEP_CAP, len(edits))):
+                text = "".join(encode_line(line) + "\n" for line in [edited, *events])
+                self.send_text(text, path)
