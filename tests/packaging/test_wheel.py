@@ -95,8 +95,8 @@ def test_the_wheel_installs_one_import_package_and_no_generic_name(installed: In
 
 def test_check_against_a_driver_passes_from_outside_the_checkout(installed: Installed) -> None:
     # Every group, a few examples each: what is checked here is that an installed suite runs, not the port.
-    command = (installed.bin / "sessionlog-check", "check", "--driver", installed.driver, "--profile", "dev", "--max-examples", "6")
-    done = installed.run(*command, "--quiet")
+    options = ("--profile", "dev", "--max-examples", "6", "--quiet")
+    done = installed.run(installed.bin / "sessionlog-check", "check", "--driver", installed.driver, *options)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "PASSED" in done.stdout
 

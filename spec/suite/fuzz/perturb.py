@@ -29,7 +29,7 @@ import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from sessionlog_spec.model.json_value import MAX_NESTING, MAX_SAFE_INTEGER
 from sessionlog_spec.model.legacy import REFUSED_TYPES, V0_INVENTORY
@@ -231,21 +231,30 @@ def draw_perturbation(
     return rng.choice(by_family[family])
 
 
+# --- edits of a sequence: the lines of a stored text, the events of a log ---------------------------
+
+T = TypeVar("T")
+
+
+def _without(items: list[T], at: int) -> list[T]:
+    return items[:at] + items[at + 1 :]
+
+
+def _repeat(items: list[T], at: int) -> list[T]:
+    return items[: at + 1] + items[at:]
+
+
+def _swap_next(items: list[T], at: int) -> list[T]:
+    if at + 1 >= len(items):
+        return items
+    return [*items[:at], items[at + 1], items[at], *items[at + 2 :]]
+
+
+def _to_end(items: list[T], at: int) -> list[T]:
+    return [*items[:at], *items[at + 1 :], items[at]]
+
+
 # --- stored lines ---------------------------------------------------------------------------------
-
-
-def _drop_line(lines: list[str], at: int) -> list[str]:
-    return lines[:at] + lines[at + 1 :]
-
-
-def _repeat_line(lines: list[str], at: int) -> list[str]:
-    return lines[: at + 1] + lines[at:]
-
-
-def _swap_next(lines: list[str], at: int) -> list[str]:
-    if at + 1 >= len(lines):
-        return lines
-    return [*lines[:at], lines[at + 1], lines[at], *lines[at + 2 :]]
 
 
 def _cut_short(lines: list[str], at: int) -> list[str]:
@@ -265,8 +274,8 @@ def _crlf(lines: list[str], at: int) -> list[str]:
 
 
 LINE_EDITS: Final[Mapping[str, Callable[[list[str], int], list[str]]]] = {
-    "drop": _drop_line,
-    "repeat": _repeat_line,
+    "drop": _without,
+    "repeat": _repeat,
     "swap with next": _swap_next,
     "cut short": _cut_short,
     "stray line after": _stray_after,
@@ -319,28 +328,10 @@ def renumbered(events: Sequence[RawEvent]) -> list[RawEvent]:
     return [{**event, "seq": seq} for seq, event in enumerate(events)]
 
 
-def _dropped(events: list[RawEvent], at: int) -> list[RawEvent]:
-    return events[:at] + events[at + 1 :]
-
-
-def _doubled(events: list[RawEvent], at: int) -> list[RawEvent]:
-    return events[: at + 1] + events[at:]
-
-
-def _swapped(events: list[RawEvent], at: int) -> list[RawEvent]:
-    if at + 1 >= len(events):
-        return events
-    return [*events[:at], events[at + 1], events[at], *events[at + 2 :]]
-
-
-def _to_end(events: list[RawEvent], at: int) -> list[RawEvent]:
-    return [*events[:at], *events[at + 1 :], events[at]]
-
-
 ORDER_EDITS: Final[Mapping[str, Callable[[list[RawEvent], int], list[RawEvent]]]] = {
-    "drop": _dropped,
-    "double": _doubled,
-    "swap with next": _swapped,
+    "drop": _without,
+    "double": _repeat,
+    "swap with next": _swap_next,
     "move to the end": _to_end,
 }
 """Edits of a log's order, each followed by :func:`renumbered`: every event stays valid on its own,

@@ -106,6 +106,15 @@ class FuzzMachine(AgentMachine):
         header = {**HEADER_LINE, "version": version}
         return "".join(encode_line(line) + "\n" for line in [header, *events])
 
+    def append_or_refuse(self, event: Any) -> bool:
+        """Append ``event`` on both sides; an accepted one joins the harness's log, a refused one owes a
+        state check.  Whether it was accepted."""
+        if isinstance(self.exchange("append", event=event), Ok):
+            self.loop.commit(event)
+            return True
+        self.after_refusal()
+        return False
+
     def send_log(self, events: list[Any], path: str) -> None:
         """Send a whole log on ``path``; a session the port now holds becomes the harness's."""
         if path in ("seed", "append"):
@@ -164,10 +173,8 @@ class FuzzMachine(AgentMachine):
                     second = draw_perturbation(event, index, rng, only=family if rng.randrange(2) else None)
                     event = event if second is None or second.name == perturbation.name else second.edit(event)
                 if path == "append":
-                    if isinstance(self.exchange("append", event=event), Ok):
-                        self.loop.commit(event)
+                    if self.append_or_refuse(event):
                         return
-                    self.after_refusal()
                 else:
                     self.send_log([*log[:index], event, *log[index + 1 :]], path)
                     if path in ("seed", "load") and len(self.loop.log) != len(log):
@@ -198,10 +205,7 @@ class FuzzMachine(AgentMachine):
         if path == "append":
             again = moved_to(rng.choice(log), len(log), self.clock())
             with self.one_state_check():
-                if isinstance(self.exchange("append", event=again), Ok):
-                    self.loop.commit(again)
-                else:
-                    self.after_refusal()
+                self.append_or_refuse(again)
             return
         events, _ = reordered(log, rng)
         self.send_log(events, path)
@@ -223,10 +227,7 @@ class FuzzMachine(AgentMachine):
         self.retitle(f"fuzz_drawn_{path}")
         if path == "append":
             with self.one_state_check():
-                if isinstance(self.exchange("append", event=event), Ok):
-                    self.loop.commit(event)
-                else:
-                    self.after_refusal()
+                self.append_or_refuse(event)
             return
         self.send_log([*self.loop.log, event], path)
 
