@@ -53,12 +53,27 @@ class Installed:
         return f"{self.python} -m sessionlog_spec.protocol.model_driver"
 
 
+def source_copy(source: Path) -> Path:
+    """What the two distributions are built from, copied to ``source``: the package folders, the
+    project files and seqlog's own folder (no build/, no caches)."""
+    ignore = shutil.ignore_patterns("__pycache__", "build", "*.egg-info")
+    for name in ("spec", "model"):
+        shutil.copytree(CHECKOUT / name, source / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(CHECKOUT / name, source / name)
+    shutil.copytree(CHECKOUT / "ports" / "python", source / "ports" / "python", ignore=ignore)
+    return source
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     root = tmp_path_factory.mktemp("installed")
     dist = root / "dist"
+    # Built from a copy: setuptools builds in the source tree's build/, and two test workers building
+    # the checkout at once collide there ("File exists: build/bdist.../sessionlog_spec-0.1.0.dist-info").
+    source = source_copy(root / "source")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, CHECKOUT, CHECKOUT / "ports/python"],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, source, source / "ports/python"],
         check=True,
         cwd=root,
         capture_output=True,
@@ -209,11 +224,7 @@ def test_the_lowest_setuptools_the_build_allows_builds_the_wheel(tmp_path: Path)
     """The ``[build-system]`` floor reads ``license = "MIT"`` with ``license-files`` (PEP 639) and builds the wheel."""
     requires = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]
     [floor] = [requirement.removeprefix("setuptools>=") for requirement in requires if requirement.startswith("setuptools")]
-    source = tmp_path / "source"
-    for name in ("spec", "model"):
-        shutil.copytree(CHECKOUT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(CHECKOUT / name, source / name)
+    source = source_copy(tmp_path / "source")
     venv.create(tmp_path / "env", with_pip=True)
     python = tmp_path / "env" / "bin" / "python"
     pip = [str(python), "-m", "pip", "--disable-pip-version-check", "--quiet"]
