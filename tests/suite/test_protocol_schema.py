@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -157,10 +158,13 @@ def test_the_fast_check_compiles_every_definition() -> None:
 
 
 def model_replies() -> list[tuple[str, Any]]:
-    """Valid replies of every op (the page's run through the model, plus refusals)."""
+    """Valid replies of every op (the page's run through the model, plus refusals).  The page's store
+    goes to a directory of this process's own: both test workers collect this module at once."""
     _, run = page_sections()
     driver = ModelDriver()
-    out = [(v["op"], driver(v)) for v in run if "op" in v]
+    store = tempfile.mkdtemp(prefix="sessionlog-example-")
+    requests = [json.loads(json.dumps(v).replace(EXAMPLE_STORE, store)) for v in run if "op" in v]
+    out = [(v["op"], driver(v)) for v in requests]
     out.append(("append", driver({"id": 99, "op": "append", "event": 1})))
     return out
 
