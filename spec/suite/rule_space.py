@@ -10,7 +10,8 @@ each invariant of :data:`~sessionlog_spec.registry.INVARIANTS`:
   ``PAYLOAD_INVALID`` but for :data:`~sessionlog_spec.model.trace.TRACE_TYPES`, which answer in the
   trace's codes); a relationship code on every type whose rule in
   :data:`~sessionlog_spec.model.relationships._HANDLERS` can raise it (found by reading the rule's
-  source: every ``Code`` its function, and the module's functions it calls, name); every other code
+  source, :func:`sessionlog_spec.check_order.ordered_codes`: every ``Code`` its function, and the
+  model functions it calls, name); every other code
   on the wildcard type ``*`` (any type counts), since its rule is not written per type;
 * its **paths**, by the rule's group (:data:`GROUP_PATHS`): an event rule on every path that admits
   events (``append``, ``seed``, ``load``, ``read``, ``upgrade_v0``), a stored-form rule on the
@@ -23,14 +24,12 @@ search's (:mod:`sessionlog_spec.suite.fuzz.witness`) and what neither reaches, w
 
 from __future__ import annotations
 
-import ast
 import functools
-import inspect
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Final
 
+from sessionlog_spec.check_order import ordered_codes
 from sessionlog_spec.model import relationships, session
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.model.trace import TRACE_TYPES
@@ -71,39 +70,6 @@ PATH_OVERRIDES: Final[Mapping[str, tuple[str, ...]]] = {
 # -- which types a code is raised on ----------------------------------------------------------------
 
 
-def _function_codes(module: ModuleType) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-    """Each module-level function of ``module``: the ``Code`` members it names, the module functions it calls."""
-    tree = ast.parse(inspect.getsource(module))
-    found: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            codes = {
-                n.attr
-                for n in ast.walk(node)
-                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "Code"
-            }
-            calls = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-            found[node.name] = (frozenset(codes), frozenset(calls))
-    return found
-
-
-def reachable_codes(module: ModuleType, function: str) -> frozenset[str]:
-    """Every ``Code`` member ``function`` of ``module`` names, itself or through the module's functions it calls."""
-    table = _function_codes(module)
-    seen: set[str] = set()
-    codes: set[str] = set()
-    todo = [function]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in table:
-            continue
-        seen.add(name)
-        named, calls = table[name]
-        codes |= named
-        todo.extend(calls)
-    return frozenset(codes)
-
-
 @functools.cache
 def code_types() -> Mapping[str, frozenset[str]]:
     """The event types each code is raised on, where the model writes its rule per type."""
@@ -113,7 +79,7 @@ def code_types() -> Mapping[str, frozenset[str]]:
             continue  # the bracket and step types answer a payload fault in the trace's codes
         types.setdefault(session.TYPE_CODES.get(type_, Code.PAYLOAD_INVALID).value, set()).add(type_)
     for type_, handler in relationships._HANDLERS.items():
-        for code in reachable_codes(relationships, handler.__name__):
+        for code in ordered_codes(handler):
             types.setdefault(code, set()).add(type_)
     return {code: frozenset(t) for code, t in types.items()}
 

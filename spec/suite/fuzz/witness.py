@@ -24,7 +24,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessionlog_spec.model.jsonl import encode_line
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.model.shapes import Context
 from sessionlog_spec.protocol.messages import Refused
@@ -32,6 +31,7 @@ from sessionlog_spec.suite.agent.builder import realistic_session
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.cells import Cell, refusal_cells
 from sessionlog_spec.suite.fuzz.perturb import LINE_EDITS, ORDER_EDITS, moved_to, perturbations, renumbered
+from sessionlog_spec.suite.machines.legacy import stored_text
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 
@@ -51,8 +51,8 @@ class Submission:
     """The session an ``append`` stands on (other ops replace it or need none)."""
 
 
-def _stored(events: list[Any], version: int = 1) -> str:
-    return "".join(encode_line(line) + "\n" for line in [{**HEADER_LINE, "version": version}, *events])
+def _stored(events: list[Any]) -> str:
+    return stored_text({"header": HEADER_LINE, "events": events})
 
 
 def on_paths(prefix: list[Any], event: Any, what: str) -> Iterator[Submission]:

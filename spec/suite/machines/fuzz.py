@@ -20,7 +20,6 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from sessionlog_spec.model.jsonl import encode_line
 from sessionlog_spec.model.load import save_session
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.model.session import SessionState
@@ -41,6 +40,7 @@ from sessionlog_spec.suite.fuzz.perturb import (
 )
 from sessionlog_spec.suite.machines.agent import AgentMachine
 from sessionlog_spec.suite.machines.base import step
+from sessionlog_spec.suite.machines.legacy import stored_text
 
 SWEEP_CAP = 24
 """How many perturbations of one family one step sends at most."""
@@ -103,8 +103,7 @@ class FuzzMachine(AgentMachine):
 
     def stored(self, events: list[Any], version: int = 1) -> str:
         """``events`` as a stored text (header line first)."""
-        header = {**HEADER_LINE, "version": version}
-        return "".join(encode_line(line) + "\n" for line in [header, *events])
+        return stored_text({"header": {**HEADER_LINE, "version": version}, "events": events})
 
     def append_or_refuse(self, event: Any) -> bool:
         """Append ``event`` on both sides; an accepted one joins the harness's log, a refused one owes a
@@ -118,19 +117,9 @@ class FuzzMachine(AgentMachine):
     def send_log(self, events: list[Any], path: str) -> None:
         """Send a whole log on ``path``; a session the port now holds becomes the harness's."""
         if path in ("seed", "append"):
-            self.settle_state_check()
-            if isinstance(self.exchange("seed", events=events), Ok):
-                self.take_over(self.oracle.state)
-            else:
-                self.after_refusal()
-        elif path == "load":
-            self.settle_state_check()
-            if isinstance(self.exchange("load", jsonl=self.stored(events)), Ok):
-                self.take_over(self.oracle.state)
-            else:
-                self.after_refusal()
-        elif path == "read":
-            self.exchange("read", jsonl=self.stored(events))
+            self.replace_session("seed", events=events)
+        elif path in STORED_PATHS:
+            self.send_text(self.stored(events), path)
         else:
             version = 0 if path == "upgrade_v0" else 1
             self.exchange("upgrade_v0", log={"header": {**HEADER_LINE, "version": version}, "events": events})
@@ -138,13 +127,18 @@ class FuzzMachine(AgentMachine):
     def send_text(self, text: str, path: str) -> None:
         """Send a stored text on ``path`` (``load`` or ``read``)."""
         if path == "load":
-            self.settle_state_check()
-            if isinstance(self.exchange("load", jsonl=text), Ok):
-                self.take_over(self.oracle.state)
-            else:
-                self.after_refusal()
+            self.replace_session("load", jsonl=text)
         else:
             self.exchange("read", jsonl=text)
+
+    def replace_session(self, op: str, **args: Any) -> None:
+        """``seed`` or ``load``: an accepted one replaces the session (the harness goes on from it), a
+        refused one owes a state check; a check owed before is paid first, as the replacement hides it."""
+        self.settle_state_check()
+        if isinstance(self.exchange(op, **args), Ok):
+            self.take_over(self.oracle.state)
+        else:
+            self.after_refusal()
 
     # -- rules ----------------------------------------------------------------------------------------------
 
@@ -246,5 +240,4 @@ class FuzzMachine(AgentMachine):
         self.retitle(f"fuzz_header_{path}")
         with self.one_state_check():
             for _, edited in rng.sample(edits, min(SWEEP_CAP, len(edits))):
-                text = "".join(encode_line(line) + "\n" for line in [edited, *events])
-                self.send_text(text, path)
+                self.send_text(stored_text({"header": edited, "events": events}), path)
