@@ -127,6 +127,37 @@ def canonical_header(header: JsonObject) -> JsonObject:
     return MappingProxyType(out)
 
 
+def assembled_header_problem(assembled: JsonValue) -> Violation | None:
+    """INV-HDR-1..3 for the header of a request about to be sent, judged as its snapshot is judged.
+
+    Whatever the writer rule decides, the snapshot it writes is the canonical form of this header,
+    and ``append`` must accept that snapshot (INV-HDR-12), so the header is held to everything
+    ``append`` checks in a snapshot: its shape, then the released payload table.  Canonical form is
+    not asked of it: the writer canonicalises before it writes.
+    """
+    shape = header_shape_problem(assembled)
+    if shape is not None:
+        return shape
+    header = as_object(assembled)
+    assert header is not None
+    return header_event_problem(header_event_data(HeaderDecision(Reason.INITIAL), header))
+
+
+def snapshot_problem(events: Iterable[Event]) -> Violation | None:
+    """INV-HDR-1..5: the first ``request/header`` event among ``events`` whose payload ``append`` refuses.
+
+    A reader folding a log judges each snapshot exactly as ``seed`` and ``append`` do, so a log whose
+    header the fold reconstructs is one a session holds, and the fold and the writer rule never
+    disagree about a snapshot.
+    """
+    for event in events:
+        if event.type == "request/header":
+            problem = header_event_problem(event.data)
+            if problem is not None:
+                return problem.at(f"event seq {event.seq}")
+    return None
+
+
 def header_equals(a: JsonObject, b: JsonObject) -> bool:
     """Two headers are equal when their canonical forms are equal as JSON values."""
     return json_equal(canonical_header(a), canonical_header(b))

@@ -191,3 +191,31 @@ def decision_reconstructs_assembled(latest: JsonObject | None, assembled: JsonOb
 def decide_request_header(latest: JsonObject | None, assembled: JsonObject, facts: InstanceFacts) -> HeaderDecision | None:
     """The writer decision rule."""
     return _header.decide_request_header(latest, assembled, facts)
+
+
+def snapshot_of_assembled_is_appendable(assembled: JsonValue, result: Violation | None) -> bool:
+    """INV-HDR-12: a header the writer rule answers for writes a snapshot ``append`` accepts."""
+    header = as_object(assembled)
+    if result is not None or header is None:
+        return True
+    snapshot = _header.header_event_data(HeaderDecision(Reason.INITIAL), header)
+    return _header.header_event_problem(snapshot) is None
+
+
+@icontract.ensure(
+    lambda assembled, result: snapshot_of_assembled_is_appendable(assembled, result), "INV-HDR-12", enabled=ENABLED
+)
+def assembled_header_problem(assembled: JsonValue) -> Violation | None:
+    """What is wrong with the header of a request the writer rule is asked about."""
+    return _header.assembled_header_problem(assembled)
+
+
+def every_snapshot_appendable(events: Sequence[Event]) -> bool:
+    """INV-HDR-1..5 across a log: each ``request/header`` payload is one ``append`` accepts."""
+    return all(_header.header_event_problem(e.data) is None for e in events if e.type == "request/header")
+
+
+@icontract.ensure(lambda events, result: (result is None) == every_snapshot_appendable(events), "INV-HDR-1", enabled=ENABLED)
+def snapshot_problem(events: Sequence[Event]) -> Violation | None:
+    """The first snapshot in ``events`` that ``append`` would refuse."""
+    return _header.snapshot_problem(events)

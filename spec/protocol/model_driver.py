@@ -15,7 +15,13 @@ from typing import Any
 
 from sessionlog_spec.model.compaction import balanced_around, cut_balances, region_shadowed
 from sessionlog_spec.model.event import Event, decode_event, encode_event
-from sessionlog_spec.model.header import InstanceFacts, decide_request_header, fold_request_header, header_shape_problem
+from sessionlog_spec.model.header import (
+    InstanceFacts,
+    assembled_header_problem,
+    decide_request_header,
+    fold_request_header,
+    snapshot_problem,
+)
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, thaw
 from sessionlog_spec.model.jsonl import decode_text, header_line_problem
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
@@ -172,6 +178,9 @@ class ModelDriver:
         events = self.events_of(request["events"])
         if isinstance(events, Violation):
             return events
+        problem = snapshot_problem(events)
+        if problem is not None:
+            return problem
         header = fold_request_header(events)
         return {"header": None if header is None else thaw(header)}
 
@@ -179,7 +188,7 @@ class ModelDriver:
         state = self.session_of(request["events"])
         if isinstance(state, Violation):
             return state
-        problem = header_shape_problem(freeze(request["header"]))
+        problem = assembled_header_problem(freeze(request["header"]))
         if problem is not None:
             return problem
         return decision_result(state.header, _frozen(request["header"]), request["instance"])

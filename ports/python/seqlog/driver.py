@@ -21,7 +21,7 @@ from seqlog import __version__
 from seqlog.codec import check_header_line, encode_jsonl, load_text, read_text
 from seqlog.errors import Code, SeqlogError
 from seqlog.event import Event, decode_event, encode_event
-from seqlog.header import InstanceFacts, check_header_shape, decide_request_header, fold_request_header
+from seqlog.header import InstanceFacts, check_assembled_header, check_snapshots, decide_request_header, fold_request_header
 from seqlog.jsonvalue import FrozenObject, NotLossless, freeze, thaw
 from seqlog.legacy import StoredLog, upgrade_v0
 from seqlog.repair import interrupted_turn_closers
@@ -180,12 +180,14 @@ class SeqlogDriver:
         }
 
     def op_fold_header(self, request: dict[str, Any]) -> Any:
-        header = fold_request_header(_decoded(_events_arg(request)))
+        events = _decoded(_events_arg(request))
+        check_snapshots(events)
+        header = fold_request_header(events)
         return {"header": None if header is None else thaw(header)}
 
     def op_header_decision(self, request: dict[str, Any]) -> Any:
         session = _valid(_events_arg(request))
-        check_header_shape(request["header"])
+        check_assembled_header(request["header"])
         facts = request["instance"]
         decision = decide_request_header(
             session.request_header(),

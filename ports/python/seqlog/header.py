@@ -249,3 +249,25 @@ class HeaderWriter:
         self._sent_any = True
         self._generation_at_last_request = generation
         return event
+
+
+def check_assembled_header(header: object) -> None:
+    """Refuse a request's header whose snapshot ``append`` would refuse.
+
+    The writer rule's snapshot is this header made canonical, so everything a snapshot is held to
+    applies to it except canonical form itself.
+    """
+    check_header_shape(header)
+    obj = as_object(header)
+    assert obj is not None
+    check_header_event(header_event_data(HeaderDecision(Reason.INITIAL), obj))
+
+
+def check_snapshots(events: Iterable[Event]) -> None:
+    """Refuse a log holding a ``request/header`` payload that ``append`` would refuse, naming its seq."""
+    for event in events:
+        if event.type == "request/header":
+            try:
+                check_header_event(event.data)
+            except SeqlogError as error:
+                raise error.at(f"event seq {event.seq}") from None

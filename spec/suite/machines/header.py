@@ -187,6 +187,8 @@ class HeaderMachine(AgentMachine):
         self.retitle("fold_headers")
         events: list[Any] = list(self.loop.log)
         if probe == "fold_non_canonical":
+            # Another writer's non-canonical spelling: the fold judges a snapshot as seed and append
+            # do (INV-HDR-5), so it refuses the log rather than reading the canonical form out of it.
             how = self.pick(data, sorted(EMPTY_MEMBERS), "presentation")
             # Drop the member first, so the stored snapshot spells it out empty whatever the mode
             # (most modes have a system prompt and tools, which would leave the snapshot canonical).
