@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT_PYTHON := $(wildcard ports/python/pyproject.toml)
 PYTEST_WORKERS ?= 2
+## Job processes of `make check` (check --jobs): one per core this shell may use.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 CROSSHAIR_BUDGET ?= 4
 
 .PHONY: install source-links node-deps check test lint typecheck pytest crosshair invariants nightly clean
@@ -39,9 +41,9 @@ $(FORMAT_STAMP): ports/dsh-format/package-lock.json
 
 node-deps: $(NODE_STAMP) $(FORMAT_STAMP)
 
-## The main job: the conformance suite (ci profile) against the bundled Python port.
+## The main job: the conformance suite (ci profile) against the bundled Python port, on every core.
 check: install
-	$(BIN)/python -m sessionlog_spec check --port python --profile ci
+	$(BIN)/python -m sessionlog_spec check --port python --profile ci --jobs $(CHECK_JOBS)
 
 ## The whole test suite: lint, types, the traceability catalogue, pytest (the upstream port included), CrossHair.
 test: install node-deps lint typecheck pytest crosshair
@@ -88,3 +90,17 @@ CAPABILITY_GROUPS := session,surface,header,repair,jsonl,read,legacy,compaction,
 check-upstream: install node-deps
 	$(BIN)/python -m sessionlog_spec check --driver "$(UPSTREAM_DSH)/node_modules/.bin/node $(UPSTREAM_DSH)/driver.mjs" --profile ci --only $(CAPABILITY_GROUPS) --expect-fail $(UPSTREAM_DSH)/expected-failures.json
 	$(BIN)/python -m sessionlog_spec check --driver "node $(UPSTREAM_FORMAT)/driver.mjs" --profile ci --only $(CAPABILITY_GROUPS) --any-code --expect-fail $(UPSTREAM_FORMAT)/expected-failures.json
+
+## The JavaScript/TypeScript driver kit (kits/js): its pinned packages (npm ci from the lock file), its own
+## tests (node --test), then its example port against the suite's session group.  KIT_JS_EXAMPLES caps the
+## ci profile's examples so that CI stays near a minute; run the target with KIT_JS_EXAMPLES= for the whole profile.
+KIT_JS := kits/js
+KIT_JS_STAMP := $(KIT_JS)/node_modules/.package-lock.json
+KIT_JS_EXAMPLES ?= 12
+$(KIT_JS_STAMP): $(KIT_JS)/package-lock.json
+	cd $(KIT_JS) && npm ci --no-audit --no-fund
+
+.PHONY: kit-js
+kit-js: install $(KIT_JS_STAMP)
+	cd $(KIT_JS) && npm test --silent
+	$(BIN)/python -m sessionlog_spec check --port 'node $(KIT_JS)/example/driver.mjs' --only session --profile ci --quiet $(if $(KIT_JS_EXAMPLES),--max-examples $(KIT_JS_EXAMPLES))

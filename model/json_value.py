@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TypeAlias, cast
+from typing import Any, TypeAlias, TypeGuard, cast
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_NESTING = 256
@@ -27,6 +27,18 @@ JsonObject: TypeAlias = Mapping[str, JsonValue]
 
 RawJson: TypeAlias = object
 """Anything that might be JSON: the input side of :func:`freeze`."""
+
+
+_NOT_OBJECTS = frozenset({str, int, float, bool, type(None), list, tuple})
+
+
+def is_object(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    """Whether ``value`` is a JSON object: any ``Mapping``.  The types a JSON value is made of are
+    told apart by their type first; only another type asks the ``Mapping`` ABC."""
+    kind = type(value)
+    if kind in _NOT_OBJECTS:
+        return False
+    return kind is dict or kind is MappingProxyType or isinstance(value, Mapping)
 
 
 def is_safe_integer(value: object) -> bool:
@@ -69,7 +81,7 @@ def lossless_problem(value: RawJson) -> str | None:
     stack: list[tuple[RawJson, str, int]] = [(value, "$", 0)]
     while stack:
         item, path, depth = stack.pop()
-        if isinstance(item, list | tuple | Mapping) and depth == MAX_NESTING:
+        if depth == MAX_NESTING and (isinstance(item, list | tuple) or is_object(item)):
             return f"{path} nests deeper than {MAX_NESTING} levels"
         if item is None or isinstance(item, bool | str):
             continue
@@ -86,7 +98,7 @@ def lossless_problem(value: RawJson) -> str | None:
         if isinstance(item, list | tuple):
             stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
             continue
-        if isinstance(item, Mapping):
+        if is_object(item):
             for key, child in item.items():
                 if type(key) is not str:
                     return f"{path} has a non-string key {key!r}"
@@ -98,7 +110,7 @@ def lossless_problem(value: RawJson) -> str | None:
 
 def freeze(value: RawJson) -> JsonValue:
     """A frozen copy of a lossless JSON value (check it with :func:`lossless_problem` first)."""
-    if isinstance(value, Mapping):
+    if is_object(value):
         return MappingProxyType({cast(str, k): freeze(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
         return tuple(freeze(v) for v in value)
@@ -107,7 +119,7 @@ def freeze(value: RawJson) -> JsonValue:
 
 def thaw(value: JsonValue) -> object:
     """A plain ``dict``/``list`` copy of a frozen value, ready for a JSON encoder."""
-    if isinstance(value, Mapping):
+    if is_object(value):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, tuple):
         return [thaw(v) for v in value]
@@ -136,7 +148,7 @@ def json_equal(a: object, b: object) -> bool:
         return type(a) is type(b) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
         return same_number(a, b)
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
+    if is_object(a) and is_object(b):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
@@ -145,7 +157,7 @@ def json_equal(a: object, b: object) -> bool:
 
 def as_object(value: JsonValue) -> JsonObject | None:
     """``value`` when it is a JSON object, else ``None``."""
-    return value if isinstance(value, Mapping) else None
+    return value if is_object(value) else None
 
 
 def as_array(value: object) -> tuple[JsonValue, ...] | None:

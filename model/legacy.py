@@ -30,6 +30,14 @@ What the edge refuses, and with which code:
   outside the released v0 payload table, members only v1 has included; a rewriting pre-identity
   ``tool/result`` whose replaced event has no message id; a delivery marker of this session's own
   generation that names another session.
+* A form that matches a normalisation only in part: N1, N2, N3 and N5 name the exact members of
+  each form they convert, so a form with a member more or less is ``LEGACY_SOURCE_INVALID``; an N4
+  form that lacks one of its members, or has one of the v1 members beside them, is not converted,
+  is left as it is and is judged by the released v0 payload table, which has no place for a legacy
+  member: ``LEGACY_SOURCE_INVALID`` too (and an ``assistant/message`` ``provenance`` that is not an
+  object is refused at once).
+* The payload of a type in ``LEFT_TO_V1`` (``assistant/chunk``) is not checked against the v0
+  table: as in the released edge, the v1 validation of the converted log judges it, with v1 codes.
 
 The normalisations (each also listed in ``invariants.md`` under INV-LEGACY-5).  Nothing else
 changes: not the envelope (a ``steering/message`` keeps the ``surfaceOp`` it had, or has none and
@@ -115,6 +123,9 @@ FAILURE_OPTIONAL = ("status", "providerRetryAfterMs", "requestId")
 RETRY_CHAIN = ("turn", "step", "provider", "policyKey")
 """The ``llm/retry`` members that name its chain (N8)."""
 DELIVERY_MARKER = "session-log-deepseek/delivery-accepted"
+LEFT_TO_V1 = frozenset({"assistant/chunk"})
+"""Types whose converted payload the edge does not check against the v0 payload table: as the
+released edge, it leaves them to the v1 validation of the converted log."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +237,7 @@ class _Conversion:
             type_, converted = self.normalise(type_, data, event, index)
         except _Malformed as malformed:
             return Violation(Code.LEGACY_SOURCE_INVALID, f"v0 index {index}: {malformed}")
-        if type_ != "assistant/chunk":  # the released edge leaves chunks to v1 validation
+        if type_ not in LEFT_TO_V1:
             problem = payload_problem(type_, converted, index, LEGACY_VERSION)
             if problem is not None:
                 return Violation(Code.LEGACY_SOURCE_INVALID, f"v0 index {index}: {type_} payload: {problem}")

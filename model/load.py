@@ -22,7 +22,7 @@ from sessionlog_spec.model.jsonl import (
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
 from sessionlog_spec.model.relationships import SessionIdentity
 from sessionlog_spec.model.repair import interrupted_turn_closers
-from sessionlog_spec.model.session import SessionState, append_event, fold_session
+from sessionlog_spec.model.session import Fold, SessionState, append_event, fold_session
 from sessionlog_spec.model.violation import Violation
 
 
@@ -64,15 +64,18 @@ def identity_of(header: Mapping[str, object]) -> SessionIdentity:
     )
 
 
-def read_log(text: str) -> ReadLog | Violation:
-    """INV-JSONL-1..7, INV-JSONL-9..10: read a stored log as v1 events, with no repair."""
+def read_log(text: str, fold: Fold = fold_session) -> ReadLog | Violation:
+    """INV-JSONL-1..7, INV-JSONL-9..10: read a stored log as v1 events, with no repair.
+
+    ``fold`` validates the events (:func:`~sessionlog_spec.model.session.fold_session`, or an equivalent).
+    """
     decoded = decode_jsonl(text)
     if isinstance(decoded, Violation):
         return decoded
     version = version_of(decoded.header)
     header = decoded.header
     if version == FORMAT_VERSION:
-        state = fold_session(decoded.events, where="line", positions=decoded.lines, identity=identity_of(header))
+        state = fold(decoded.events, where="line", positions=decoded.lines, identity=identity_of(header))
     else:
         assert version == LEGACY_VERSION, "header_line_problem refuses every other version"
         upgraded = upgrade_v0(StoredLog(decoded.header, tuple(_frozen_events(decoded.events))))
@@ -80,15 +83,16 @@ def read_log(text: str) -> ReadLog | Violation:
             return upgraded
         header = upgraded.header
         # Still the edge's reading: a v0 log may restart an interrupted turn (INV-LEGACY-6).
-        state = fold_session(upgraded.events, identity=identity_of(header), legacy_restart=True)
+        state = fold(upgraded.events, identity=identity_of(header), legacy_restart=True)
     if isinstance(state, Violation):
         return state
     return ReadLog(header, state, decoded)
 
 
-def load_session(text: str) -> LoadedSession | Violation:
-    """INV-JSONL-1..10, INV-REPAIR-5: read a stored log as a v1 session, closing an open tail turn."""
-    read = read_log(text)
+def load_session(text: str, fold: Fold = fold_session) -> LoadedSession | Violation:
+    """INV-JSONL-1..10, INV-REPAIR-5: read a stored log as a v1 session, closing an open tail turn
+    (``fold`` as for :func:`read_log`)."""
+    read = read_log(text, fold)
     if isinstance(read, Violation):
         return read
     state = read.state

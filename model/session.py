@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Protocol
 
 from sessionlog_spec.model.compaction import pairing_delta
 from sessionlog_spec.model.event import Event, decode_event, is_known_type
@@ -251,18 +252,37 @@ def fold_session(
     return SessionState(tuple(events), Surface(tuple(nodes), generation), trace, header, pending, relations)
 
 
+class Fold(Protocol):
+    """What validates a whole log: :func:`fold_session`, or a function that gives the same answer to
+    the same arguments (one that remembers the logs it validated before)."""
+
+    def __call__(
+        self,
+        raws: Sequence[object],
+        where: str = "index",
+        first: int = 0,
+        positions: Sequence[int] | None = None,
+        *,
+        identity: SessionIdentity | None = None,
+        complete: bool = True,
+        legacy_restart: bool = False,
+    ) -> SessionState | Violation:
+        """The session ``raws`` build, or the first violation (see :func:`fold_session`)."""
+
+
 def end_seed_marker(seq: int, time: int) -> Event:
     """The marker that separates a seed from live appends."""
     return Event(type=END_SEED, seq=seq, time=time, data=MappingProxyType({}))
 
 
-def seed_session(raws: Sequence[object]) -> SessionState | Violation:
+def seed_session(raws: Sequence[object], fold: Fold = fold_session) -> SessionState | Violation:
     """INV-LOG-10: a session built from a seed, closed by one end-of-seed marker.
 
     The marker is appended at seq = seed length, with the time of the last seed event (0 for an
     empty seed), unless the seed already ends with a marker.  Nothing is constructed on a violation.
+    ``fold`` validates the seed (:func:`fold_session`, or an equivalent: :class:`Fold`).
     """
-    state = fold_session(raws, where="seed index", complete=False)
+    state = fold(raws, where="seed index", complete=False)
     if isinstance(state, Violation):
         return state
     if not (state.events and state.events[-1].type == END_SEED):

@@ -81,7 +81,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import TypeAlias
 
-from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, is_safe_integer, json_equal
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, is_object, is_safe_integer, json_equal
 
 # -- values ------------------------------------------------------------------------------------
 
@@ -112,10 +112,6 @@ def same_scalar(a: object, b: object) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return a == b
     return a is None and b is None
-
-
-def _is_object(value: object) -> bool:
-    return isinstance(value, Mapping)
 
 
 def _is_array(value: object) -> bool:
@@ -521,7 +517,7 @@ def _type_name(value: object) -> str:
         return "a number"
     if _is_array(value):
         return "an array"
-    return "an object" if _is_object(value) else type(value).__name__
+    return "an object" if is_object(value) else type(value).__name__
 
 
 def _literal_text(values: Sequence[Scalar]) -> str:
@@ -563,7 +559,7 @@ checks pushed after it have passed."""
 
 
 def _record_problem(shape: Record, value: object, path: str, work: list[_Check]) -> str | None:
-    if not isinstance(value, Mapping):
+    if not is_object(value):
         return f"{path} must be a JSON object"
     if shape.additional is None:
         unexpected = next((key for key in value if key not in shape.required and key not in shape.optional), None)
@@ -593,7 +589,7 @@ def _record_problem(shape: Record, value: object, path: str, work: list[_Check])
 
 
 def _variants_problem(shape: Variants, value: object, path: str, work: list[_Check]) -> str | None:
-    if not isinstance(value, Mapping):
+    if not is_object(value):
         return f"{path} must be a JSON object"
     arm = shape.arm(value)
     if arm is None:
@@ -721,13 +717,13 @@ def reaches_opaque(shape: Shape, value: object) -> bool:
             if _is_array(item):
                 work.extend((node.items, element) for element in item)  # type: ignore[attr-defined]
         elif isinstance(node, Variants):
-            if isinstance(item, Mapping):
+            if is_object(item):
                 arm = node.arm(item)
                 if arm is not None and arm is node.otherwise:
                     return True
                 if arm is not None:
                     work.append((arm, item))
-        elif isinstance(node, Record) and isinstance(item, Mapping):
+        elif isinstance(node, Record) and is_object(item):
             for name, member in item.items():
                 inner = node.member(name)
                 if inner is not None:

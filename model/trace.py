@@ -25,6 +25,9 @@ TURN_END_KINDS = frozenset({"completed", "aborted", "blocked", "error", "max-tok
 ABORT_CAUSES = frozenset({"user", "parent", "hook", "disposed", "legacy"})
 TOOL_NOT_STARTED = "TOOL_NOT_STARTED"
 INBOX_SPLICE = "agent/inbox/spliced"
+MEMBER_CODES: dict[tuple[str, str], Code] = {("turn/end", "reason"): Code.TURN_END_REASON_INVALID}
+"""Payload members of the trace types whose faults have their own code, by type and member; every
+other payload fault of a trace type is ``TRACE_DATA_INVALID``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +54,8 @@ def trace_data_problem(event: Event) -> Violation | None:
     problem = payload_problem(event.type, event.data, event.seq)
     if problem is None:
         return None
-    reason = event.type == "turn/end" and problem.startswith("$.reason")
-    code = Code.TURN_END_REASON_INVALID if reason else Code.TRACE_DATA_INVALID
+    own = (c for (t, member), c in MEMBER_CODES.items() if event.type == t and problem.startswith(f"$.{member}"))
+    code = next(own, Code.TRACE_DATA_INVALID)
     return Violation(code, f"{event.type} at seq {event.seq} data: {problem}")
 
 

@@ -9,7 +9,10 @@ stored header line (:mod:`sessionlog_spec.model.jsonl`) and the v0 inventory the
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
+import typing
 from collections.abc import Iterator
 
 from sessionlog_spec.model import legacy
@@ -32,10 +35,12 @@ from sessionlog_spec.model.shapes import (
     Opaque,
     Record,
     Related,
+    Relation,
     Shape,
     Str,
     Variants,
     json_schema,
+    relation_annotation,
 )
 
 MAX_SAFE = 2**53 - 1
@@ -299,17 +304,89 @@ def render_appendix() -> list[str]:
         "",
         ", ".join(f"`{t}`" for t in sorted(V0_INVENTORY)),
         "",
-        "The legacy forms the edge converts, each with exactly the members it had (anything else is "
-        "`LEGACY_SOURCE_INVALID`):",
-        "",
-        *_normalisations(),
-        "",
+        *render_edge(),
+        *render_relations(),
     ]
     return out
 
 
-def _normalisations() -> list[str]:
-    """The edge's normalisation list (N1…), as its module documents it, in Markdown."""
+def _bullets(text: str) -> list[str]:
+    """The ``* …`` items of a docstring passage, each joined into one line, Markdown-quoted."""
+    items: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("* "):
+            items.append(stripped[2:])
+        elif stripped and items:
+            items[-1] += " " + stripped
+    return [item.replace("``", "`") for item in items]
+
+
+def normalisations() -> list[tuple[str, str]]:
+    """The edge's normalisations, ``(N1, text)`` …, as :mod:`sessionlog_spec.model.legacy` states them."""
     doc = legacy.__doc__ or ""
-    start = doc.index("* N1 ")
-    return [line.replace("``", "`") for line in doc[start:].rstrip().splitlines()]
+    rows = []
+    for item in _bullets(doc[doc.index("* N1 ") :]):
+        number, _, text = item.partition(" ")
+        rows.append((number, text))
+    return rows
+
+
+def edge_refusals() -> list[str]:
+    """What the edge refuses, and with which code, as :mod:`sessionlog_spec.model.legacy` states it."""
+    doc = legacy.__doc__ or ""
+    start = doc.index("What the edge refuses")
+    return _bullets(doc[start : doc.index("The normalisations")])
+
+
+def render_edge() -> list[str]:
+    """The v0-to-v1 edge: what it refuses and its normalisations, one table (INV-LEGACY-5)."""
+    return [
+        "### The v0-to-v1 edge: refusals and normalisations (INV-LEGACY-5)",
+        "",
+        "Rendered from `model/legacy.py`.  What the edge refuses, and with which code, in reading order (the",
+        "first problem of the first event that has one):",
+        "",
+        *(f"* {item}" for item in edge_refusals()),
+        "",
+        "The normalisations, the only changes the edge makes (each legacy form with exactly the members listed;",
+        "N6 is withdrawn and changes nothing):",
+        "",
+        "| id | normalisation |",
+        "|---|---|",
+        *(f"| {number} | {_cell(text)} |" for number, text in normalisations()),
+        "",
+    ]
+
+
+def _cell(text: str) -> str:
+    """``text`` as one Markdown table cell: a pipe escaped."""
+    return text.replace("|", "\\|")
+
+
+def relation_kinds() -> dict[str, type]:
+    """Each relation of :data:`~sessionlog_spec.model.shapes.Relation` by its ``x-relations`` name."""
+    kinds: dict[str, type] = {}
+    for kind in typing.get_args(Relation):
+        blank = {f.name: "member" if f.type == "str" else () for f in dataclasses.fields(kind)}
+        kinds[str(relation_annotation(kind(**blank))["relation"])] = kind
+    return kinds
+
+
+def render_relations() -> list[str]:
+    """Every cross-member relation a schema's ``x-relations`` may name, defined as the model checks it."""
+    lines = [
+        "### Cross-member relations (`x-relations`)",
+        "",
+        "The rules between members of one payload that the model checks once its shape holds, by the name",
+        "a published schema gives them in `x-relations` (`model/shapes.py`, `relation_problem`), with the",
+        "members of each annotation (a path is an array of member names and indexes, `-1` the last item):",
+        "",
+    ]
+    for name, kind in relation_kinds().items():
+        doc = inspect.cleandoc(kind.__doc__ or "").replace("``", "`")
+        fields = ", ".join(f"`{f.name}`" for f in dataclasses.fields(kind))
+        lines += [f"#### `{name}`", "", doc, ""]
+        if fields:
+            lines += [f"Annotation members: {fields}.", ""]
+    return lines

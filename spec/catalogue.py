@@ -11,6 +11,7 @@ import ast
 import importlib
 import inspect
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,9 @@ from pathlib import Path
 from icontract._checkers import find_checker
 
 from sessionlog_spec.appendix import render_appendix
-from sessionlog_spec.check_order import render_check_order
+from sessionlog_spec.check_order import render_check_order, render_payload_codes
 from sessionlog_spec.model.violation import Code
+from sessionlog_spec.pure_ops import render_pure_ops, splice
 from sessionlog_spec.registry import GROUP_NAMES, INVARIANTS, Invariant
 
 CONTRACT_MODULES = ("log", "surface", "trace", "header", "repair", "compaction", "jsonl", "legacy", "relationships", "payloads")
@@ -28,6 +30,10 @@ SHIPPED = Path(__file__).resolve().parent / "invariants.md"
 """The rendered catalogue as installed with the package (in the repository, a link to ``invariants.md``)."""
 TESTS = Path("tests")
 """Where the tests are, relative to a checkout's root: the catalogue names every test of each invariant."""
+TRACE = Path("docs/trace.md")
+"""The tests of each invariant, relative to a checkout's root (generated with ``invariants.md``)."""
+PROTOCOL = Path("spec/PROTOCOL.md")
+"""The driver protocol, relative to a checkout's root: its section on the pure ops has a generated part."""
 
 
 def contract_carriers() -> dict[str, list[str]]:
@@ -92,8 +98,9 @@ def render(carriers: dict[str, list[str]], tests: dict[str, list[str]]) -> str:
         "# Invariants of the v1 session log",
         "",
         "Every rule the model enforces, with a stable ID.  Each entry gives the rule, why it exists, the",
-        "violation codes that enforce it, the contracts that state it (in `spec/contracts/`) and the tests",
-        "that check it.  This file is generated from `spec/registry.py` by `python -m sessionlog_spec catalogue`;",
+        "violation codes that enforce it, the model functions and the contracts that state it (in",
+        "`spec/contracts/`), and how many tests check it; the tests themselves are listed by ID in",
+        "`docs/trace.md`.  This file is generated from `spec/registry.py` by `python -m sessionlog_spec catalogue`;",
         "`tests/spec/test_traceability.py` fails when it is stale or when an ID lacks a contract or a test.",
         "",
         "## Who decides a rule",
@@ -158,8 +165,25 @@ def _entry(inv: Invariant, carriers: list[str], tests: list[str]) -> list[str]:
     models = sorted({m for c in carriers if (m := model_function(c)) is not None})
     lines += ["*Model:* " + ", ".join(f"`{m}`" for m in models), ""]
     lines += ["*Contracts:* " + ", ".join(f"`{c}`" for c in sorted(carriers)), ""]
-    lines += ["*Tests:*", "", *(f"- `{t}`" for t in sorted(tests)), ""]
+    lines += [f"*Tests:* {len(tests)}, listed under {inv.id} in `{TRACE.as_posix()}`.", ""]
     return lines
+
+
+def render_trace(tests: dict[str, list[str]]) -> str:
+    """The text of ``docs/trace.md``: every test of each invariant, by its ID."""
+    out = [
+        "# Trace: the tests of each invariant",
+        "",
+        "Which tests check each rule of `invariants.md`, found by their names (`test_inv_surf_4_…` checks",
+        "INV-SURF-4).  Generated with `invariants.md` by `python -m sessionlog_spec catalogue`;",
+        "`tests/spec/test_traceability.py` fails when it is stale or when an ID has no test.",
+        "",
+    ]
+    for group, title in GROUP_NAMES.items():
+        out += [f"## {title} (`INV-{group}`)", ""]
+        for inv in (i for i in INVARIANTS if i.group == group):
+            out += [f"### {inv.id}", "", *(f"- `{t}`" for t in sorted(tests.get(inv.id, []))), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _code_table() -> list[str]:
@@ -174,30 +198,44 @@ def _code_table() -> list[str]:
         "|---|---|",
     ]
     lines += [f"| `{code.value}` | {owner[code]} |" for code in Code]
-    lines += ["", *render_check_order(), _NORMALISATIONS]
+    lines += ["", *render_check_order(), *render_payload_codes()]
     return lines
-
-
-_NORMALISATIONS = """## Lossless normalisations of the v0-to-v1 edge (INV-LEGACY-5)
-
-The edge (`model/legacy.py`) applies only these; anything else legacy is refused or left for v1
-validation to refuse.
-
-| id | normalisation |
-|---|---|
-| N1 | `turn/start` drops the retired `trigger` member. |
-| N2 | legacy `turn/end` reasons: `aborted` without a cause gains `{kind: "legacy"}`; `disposed` becomes `aborted` with cause `{kind: "disposed"}`; `error` with `failure` or `message`/`code` becomes `error` with `error: {message, code}` (`UNKNOWN` when the code is missing). |
-| N3 | `steering/message` becomes an appended `user/message` (a bare `{turn, content, source}` gets a minted id). |
-| N4 | pre-identity messages get ids `legacy-message:<sessionId>:<seq>`: bare user messages, assistant messages with `content`/`provenance` (source kind `model`), tool results with `callId`/`content`/`isError`; a rewriting `tool/result` takes the id of the message at its replace start. |
-| N5 | `request/header` snapshots lose `messagePrefix` (when it is an array). |
-| N6 | `request/header` snapshots are canonicalised (empty `system`, empty `tools`, marker-free `adapterDefaults` dropped). |
-| N7 | `compact/*` events are renamed `compaction/*`. |
-
-Refused outright, before any v1 session exists: `request/header-delta` (`LEGACY_HEADER_DELTA`), a
-`request/header` with reason `fallback` (`LEGACY_FALLBACK_REASON`), `mode/set` (`LEGACY_MODE_SET`),
-and any type outside the frozen v0 inventory, ignorable or not (`LEGACY_UNKNOWN_TYPE`)."""
 
 
 def render_current(tests: Path = TESTS) -> str:
     """``invariants.md`` as the code and the tests under ``tests`` stand now."""
     return render(contract_carriers(), test_checkers(tests))
+
+
+def documents(output: Path, tests: Path = TESTS) -> dict[Path, str]:
+    """Every file the catalogue writes, with its text as the code and tests stand now: ``invariants.md``
+    at ``output``, and beside it (the checkout's root) ``docs/trace.md`` and ``spec/PROTOCOL.md``, whose
+    generated part is replaced and the rest kept."""
+    root = output.parent
+    checkers = test_checkers(tests)
+    protocol = root / PROTOCOL
+    if not protocol.is_file():
+        raise FileNotFoundError(f"no {PROTOCOL} beside {output}: the catalogue is rendered in a sessionlog-spec checkout")
+    return {
+        output: render(contract_carriers(), checkers),
+        root / TRACE: render_trace(checkers),
+        protocol: splice(protocol.read_text(encoding="utf-8"), render_pure_ops()),
+    }
+
+
+def run(output: Path, tests: Path, check_only: bool) -> int:
+    """``catalogue``: write every generated document, or (``check_only``) exit 1 naming the stale ones."""
+    try:
+        texts = documents(output, tests)
+    except FileNotFoundError as error:
+        print(f"{error}; the installed copy is {SHIPPED}", file=sys.stderr)
+        return 2
+    if check_only:
+        stale = [path for path, text in texts.items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
+        for path in stale:
+            print(f"{path} is stale: run python -m sessionlog_spec catalogue", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+    return 0

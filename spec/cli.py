@@ -4,6 +4,7 @@
 * ``replay FILE``: re-run a counterexample file against a port;
 * ``check-log PATH...``: check stored logs (files, directories, ``-``) offline against the model;
 * ``html OUT.html REPORT.json...``: a static page of one run, or of several runs side by side;
+* ``ask [REQUEST]``: put protocol requests to the model (or a port) and print the replies;
 * ``catalogue``: regenerate ``invariants.md``.
 
 ``sessionlog-check`` called with ``check``'s options (or none) runs ``check``.
@@ -16,9 +17,10 @@ import sys
 from pathlib import Path
 
 from sessionlog_spec import catalogue
+from sessionlog_spec.suite import ask as ask_command
 from sessionlog_spec.suite import check_log as check_log_command
 from sessionlog_spec.suite import commands
-from sessionlog_spec.suite.arguments import command_line, positive_int, positive_seconds
+from sessionlog_spec.suite.arguments import command_line, jobs_count, positive_int, positive_seconds
 from sessionlog_spec.suite.groups import SUITE_GROUPS
 from sessionlog_spec.suite.output import html as html_output
 from sessionlog_spec.suite.output.cases import MAX_CASE_BYTES
@@ -26,7 +28,7 @@ from sessionlog_spec.suite.output.replay import QUOTE_LIMIT
 from sessionlog_spec.suite.profiles import PROFILES
 from sessionlog_spec.vectors import cli as vectors_cli
 
-COMMANDS = ("check", "replay", "check-log", "html", "catalogue", vectors_cli.COMMAND)
+COMMANDS = ("check", "replay", "check-log", "html", "ask", "catalogue", vectors_cli.COMMAND)
 CHECK_SCRIPT = "sessionlog-check"
 
 
@@ -138,7 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--expect-fail", type=Path, metavar="FILE", help="JSON or TOML list of expected failures")
     check.add_argument("--cases-dir", type=Path, default=Path("reports/cases"), help="counterexample directory (reports/cases)")
     check.add_argument(
-        "--database", metavar="DIR", help="Hypothesis example database directory ($SESSIONLOG_DATABASE; default in ~/.cache)"
+        "--database",
+        metavar="DIR|URL",
+        help="Hypothesis example database: a directory (shared filesystems work) or redis://host:port/db "
+        "(the [redis] extra) ($SESSIONLOG_DATABASE; default a directory in ~/.cache)",
+    )
+    check.add_argument(
+        "--jobs",
+        type=jobs_count,
+        default=1,
+        metavar="N",
+        help="run on N processes, each with its own port; groups and batches of their examples are spread "
+        "over them and merged into one report (0 or auto: one per core; default 1)",
     )
     check.add_argument("--max-examples", type=positive_int, metavar="N", help="override the profile's examples per group")
     check.add_argument("--steps", type=positive_int, metavar="N", help="override the profile's steps per example")
@@ -169,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", metavar="PATH", help="a log file (plain, zstd or gzip), a directory of logs, or '-' for stdin"
     )
     check_log.add_argument("--strict", action="store_true", help="fail a log from which a reader drops any line (exit 1)")
+    check_log.add_argument("--model", action="store_true", help="judge every event by the model (no fast checker)")
 
     page = sub.add_parser(
         "html",
@@ -179,10 +193,21 @@ def build_parser() -> argparse.ArgumentParser:
     page.add_argument("output", type=Path, metavar="OUT.html", help="the page to write")
     page.add_argument("reports", type=Path, nargs="+", metavar="REPORT.json", help="JSON reports written by check --report")
 
-    cat = sub.add_parser("catalogue", help="regenerate invariants.md from the registry, contracts and tests (in a checkout)")
+    ask = sub.add_parser(
+        "ask", help="put protocol requests to the model (or a port) and print the replies", description=ask_command.HELP
+    )
+    ask.add_argument(
+        "request", nargs="?", metavar="REQUEST", help="one request as a JSON object; absent or '-': one per line from stdin"
+    )
+    _port_options(ask)
+
+    cat = sub.add_parser(
+        "catalogue",
+        help="regenerate invariants.md, docs/trace.md and PROTOCOL.md's generated part from the model, registry and tests",
+    )
     cat.add_argument("--output", type=Path, default=Path("invariants.md"), help="the file to write (./invariants.md)")
     cat.add_argument("--tests", type=Path, default=catalogue.TESTS, help="the checkout's tests folder (./tests)")
-    cat.add_argument("--check", action="store_true", help="fail if the file is stale instead of writing it")
+    cat.add_argument("--check", action="store_true", help="fail if a document is stale instead of writing it")
     vectors_cli.add_parser(sub)
     return parser
 
@@ -202,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay":
         return commands.replay_case(args)
     if args.command == "check-log":
-        return check_log_command.run(args.paths, strict=args.strict)
+        return check_log_command.run(args.paths, strict=args.strict, model=args.model)
+    if args.command == "ask":
+        return ask_command.run(args.request, args.driver, args.port, args.timeout)
     if args.command == "html":
         return commands.html_page(args)
     if args.command == vectors_cli.COMMAND:
@@ -211,17 +238,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _catalogue(output: Path, tests: Path, check_only: bool) -> int:
-    try:
-        text = catalogue.render_current(tests)
-    except FileNotFoundError as error:
-        print(f"{error}; the installed copy is {catalogue.SHIPPED}", file=sys.stderr)
-        return 2
-    if check_only:
-        current = output.read_text(encoding="utf-8") if output.exists() else ""
-        if current != text:
-            print(f"{output} is stale: run python -m sessionlog_spec catalogue", file=sys.stderr)
-            return 1
-        return 0
-    output.write_text(text, encoding="utf-8")
-    print(f"wrote {output}")
-    return 0
+    return catalogue.run(output, tests, check_only)

@@ -68,6 +68,10 @@ class PortFault(Exception):
         self.detail = detail
         self.stderr_tail = stderr_tail
 
+    def __reduce__(self) -> tuple[type[PortFault], tuple[str, str, str], dict[str, Any]]:
+        """Pickled with its own arguments, so a fault found in a job process (``--jobs``) reaches the report."""
+        return type(self), (self.kind, self.detail, self.stderr_tail), self.__dict__
+
 
 class Port(Protocol):
     """An implementation under test."""

@@ -27,7 +27,7 @@ from sessionlog_spec.model.jsonl import decode_text, header_line_problem
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
 from sessionlog_spec.model.load import load_session, read_log, save_session
 from sessionlog_spec.model.repair import interrupted_turn_closers
-from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event, fold_session, seed_session
+from sessionlog_spec.model.session import EMPTY_SESSION, Fold, SessionState, append_event, fold_session, seed_session
 from sessionlog_spec.model.surface import fold_surface
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol import jsonlines
@@ -70,6 +70,10 @@ class ModelDriver:
 
     name = "sessionlog-model"
     version = "1"
+    append = staticmethod(append_event)
+    """How an event is appended to a session (the suite's oracle puts one that remembers in its place)."""
+    fold: Fold = staticmethod(fold_session)
+    """How a whole log is validated (likewise)."""
 
     def __init__(self) -> None:
         self.state: SessionState = EMPTY_SESSION
@@ -134,14 +138,14 @@ class ModelDriver:
     def op_seed(self, request: dict[str, Any]) -> Any:
         if not isinstance(request["events"], list):
             raise BadRequest("events must be an array")
-        state = seed_session(request["events"])
+        state = seed_session(request["events"], self.fold)
         if isinstance(state, Violation):
             return state
         self.state = state
         return state_result(state)
 
     def op_append(self, request: dict[str, Any]) -> Any:
-        state = append_event(self.state, request["event"])
+        state = self.append(self.state, request["event"])
         if isinstance(state, Violation):
             return state
         self.state = state
@@ -157,7 +161,7 @@ class ModelDriver:
         """``raws`` validated as a whole v1 session from seq 0, or the first violation."""
         if not isinstance(raws, list):
             raise BadRequest("events must be an array")
-        return fold_session(raws)
+        return self.fold(raws)
 
     def op_fold_surface(self, request: dict[str, Any]) -> Any:
         events = self.events_of(request["events"])
@@ -202,7 +206,7 @@ class ModelDriver:
     def op_load(self, request: dict[str, Any]) -> Any:
         if not isinstance(request["jsonl"], str):
             raise BadRequest("jsonl must be a string")
-        loaded = load_session(request["jsonl"])
+        loaded = load_session(request["jsonl"], self.fold)
         if isinstance(loaded, Violation):
             return loaded
         self.state, self.header = loaded.state, loaded.header
@@ -267,7 +271,7 @@ class ModelDriver:
 
     def op_store_open(self, request: dict[str, Any]) -> Any:
         directory = self._store_dir(request)
-        loaded = load_session(self.stored_text(directory))
+        loaded = load_session(self.stored_text(directory), self.fold)
         if isinstance(loaded, Violation):
             return loaded
         self.state, self.header, self.store = loaded.state, loaded.header, directory
@@ -289,7 +293,7 @@ class ModelDriver:
     def op_read(self, request: dict[str, Any]) -> Any:
         if not isinstance(request["jsonl"], str):
             raise BadRequest("jsonl must be a string")
-        read = read_log(request["jsonl"])
+        read = read_log(request["jsonl"], self.fold)
         if isinstance(read, Violation):
             return read
         return {"header": thaw(read.header), "events": [encode_event(e) for e in read.state.events]}

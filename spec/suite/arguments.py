@@ -23,6 +23,29 @@ def positive_int(text: str) -> int:
     return value
 
 
+def usable_cores() -> int:
+    """How many cores this process may run on (its CPU affinity, as ``nproc`` counts them)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # no affinity on this platform: every core
+        return os.cpu_count() or 1
+
+
+def jobs_count(text: str) -> int:
+    """How many processes ``check --jobs`` runs on: a whole number of at least 1, or ``0``/``auto`` for one per core."""
+    if text.strip().lower() == "auto":
+        return usable_cores()
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of jobs: give a whole number, or 0 or auto for one per core"
+        ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1 (or 0 or auto for one per core)")
+    return value or usable_cores()
+
+
 def positive_seconds(text: str) -> float:
     """A finite duration above zero (``--timeout``)."""
     try:

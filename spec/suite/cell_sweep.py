@@ -10,16 +10,19 @@ the census's own submission for each cell still unreached, through the group tha
 and compares the port's answer with the model's as any step does.
 
 The sweep never replaces generation: it runs after it, only for what generation missed, and the
-report says how many cells it swept (the rule ``cell_sweep``).  The census is computed in a
+report says how many cells it swept (the rule ``cell_sweep``).  The same run then sends every pair of
+faults of the check-order table the generators can build (:mod:`sessionlog_spec.suite.fuzz.pairs`,
+the rule ``pair_sweep``), so a port that checks two rules in another order fails every night.  The census is computed in a
 process of its own while the groups run, so a run on two cores pays nothing for it.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 
+from sessionlog_spec.suite.fuzz.pairs import PairWitness, pair_census
 from sessionlog_spec.suite.machines import MACHINES, MachineContext
 from sessionlog_spec.suite.reach import Witness, census_witnesses
 
@@ -32,6 +35,9 @@ SWEEPING_GROUP: Mapping[str, str] = {
 }
 """The group whose machine sends a swept submission, by the path it goes through."""
 SWEEP_RULE = "cell_sweep"
+PAIR_RULE = "pair_sweep"
+PAIR_SWEEPING_GROUP = "session"
+"""The group that sends every buildable check-order pair (each is an ``append`` after a valid log)."""
 
 
 def census_in_background() -> tuple[ProcessPoolExecutor, Future[Mapping[str, Witness]]]:
@@ -62,3 +68,22 @@ def sweep_cells(context: MachineContext, witnesses: Mapping[str, Witness], unrea
         sent += 1
     return sent
 
+
+def sweep_pairs(context: MachineContext, witnesses: Iterable[PairWitness] | None = None) -> int:
+    """Send every pair of the check-order table the generators can build (:func:`~sessionlog_spec.suite.fuzz.pairs.pair_census`,
+    or ``witnesses``): the valid log appended, then the event carrying both faults, whose answer must be
+    the model's first code.  How many were sent.  A disagreement is raised as a machine raises one."""
+    if context.group != PAIR_SWEEPING_GROUP or not context.supports("session"):
+        return 0
+    machine = MACHINES[context.group](context)
+    sent = 0
+    for witness in pair_census().built.values() if witnesses is None else witnesses:
+        machine.transcript = []
+        machine._begin_step(PAIR_RULE)
+        machine.exchange("reset")
+        for event in witness.log:
+            machine.exchange("append", event=event)
+        machine.exchange("append", event=witness.event)
+        machine._end_step()
+        sent += 1
+    return sent

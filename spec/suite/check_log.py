@@ -6,6 +6,13 @@ be range-encoded, CRLF endings are JSON whitespace, a torn final line is dropped
 first faulty row with everything after it unless a later ``turn/end`` proves the damage committed.
 Dropped text is a *note*; committed damage is a violation naming the first faulty line.
 
+Each log is first read by the fast checker (:mod:`sessionlog_spec.suite.fastcheck`), which either
+certifies it valid (the model would find no violation; the notes are then a torn tail and an open
+turn's repair closers) or stops at the first thing it cannot vouch for; the model then checks the
+log from its start (a file or a seekable stream is read again, any other stream from a copy kept as
+it was read), so every finding printed is the model's.  ``model=True`` (``--model``) skips the fast
+checker.
+
 The input is read in chunks of :data:`READ_CHUNK_BYTES`, assembled into lines and decoded one
 complete line at a time (UTF-8 with replacement, as the released reader decodes: INV-JSONL-4), so
 memory is bounded by the longest line (at most :data:`MAX_LINE_BYTES`), by messages of at most
@@ -46,10 +53,12 @@ from __future__ import annotations
 
 import errno
 import io
+import itertools
 import os
 import re
 import stat
 import sys
+import tempfile
 import textwrap
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -78,6 +87,7 @@ from sessionlog_spec.model.rows import Record, row_events
 from sessionlog_spec.model.session import admit, payload_problem, vocabulary_problem
 from sessionlog_spec.model.trace import TraceState
 from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite import fastcheck
 from sessionlog_spec.suite.compressed import DamagedCompression, Decompressed
 
 READ_CHUNK_BYTES: Final = 1 << 20
@@ -96,6 +106,9 @@ MAX_REPLACED_NOTES: Final = 20
 EXIT_CLEAN: Final = 0
 EXIT_VIOLATIONS: Final = 1
 EXIT_UNREADABLE: Final = 2
+SPOOL_BYTES: Final = 8 << 20
+"""How much of a stream that cannot seek is copied in memory while the fast checker reads it (the
+rest goes to a temporary file)."""
 STDIN: Final = "-"
 _V0_INDEX = re.compile(r"\bv0 index (\d+)")
 
@@ -630,14 +643,66 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-def check_stream(stream: BinaryIO) -> LogCheck:
-    """Check the log read from ``stream`` in chunks of :data:`READ_CHUNK_BYTES`."""
+def _teed(chunks: Iterator[bytes], copy: BinaryIO) -> Iterator[bytes]:
+    for chunk in chunks:
+        copy.write(chunk)
+        yield chunk
+
+
+def certified_check(certified: fastcheck.Certified) -> LogCheck:
+    """What the model's check says of a log the fast checker certified: no violation, and the notes."""
+    check = LogCheck(lines=certified.lines, events=certified.events, compression=certified.compression)
+    if certified.torn:
+        check.notes.append(f"line {check.lines + 1}: torn final line without its newline (a reader drops it)")
+        check.torn = True
+        check.dropped.append(Dropped(check.lines + 1, 1, "a torn final line"))
+    if certified.closers:
+        check.notes.append(
+            f"the log ends inside turn {certified.open_turn}: loading it appends {certified.closers} repair closer(s)"
+        )
+    return check
+
+
+def _certify(chunks: Iterable[bytes]) -> LogCheck | None:
+    certified = fastcheck.certify(chunks, READ_CHUNK_BYTES, MAX_LINE_BYTES)
+    return None if certified is None else certified_check(certified)
+
+
+def check_stream(stream: BinaryIO, model: bool = False) -> LogCheck:
+    """Check the log read from ``stream`` in chunks of :data:`READ_CHUNK_BYTES`: by the fast checker,
+    and by the model when it does not certify the log (or ``model``).  A stream that cannot seek is
+    copied as it is read (to a temporary file past :data:`SPOOL_BYTES`), so the model can read it again."""
+    if model:
+        return check_chunks(_chunks(stream), model=True)
+    if stream.seekable():
+        start = stream.tell()
+        result = _certify(_chunks(stream))
+        if result is not None:
+            return result
+        stream.seek(start)
+        return check_chunks(_chunks(stream), model=True)
     return check_chunks(_chunks(stream))
 
 
-def check_chunks(chunks: Iterable[bytes]) -> LogCheck:
+def check_chunks(chunks: Iterable[bytes], model: bool = False) -> LogCheck:
     """Check the log whose bytes are ``chunks``, decompressed first when they start with a zstd or gzip
-    magic number; lines over :data:`MAX_LINE_BYTES` and damaged compressed data make it unreadable."""
+    magic number; lines over :data:`MAX_LINE_BYTES` and damaged compressed data make it unreadable.
+
+    The fast checker (:mod:`~sessionlog_spec.suite.fastcheck`) reads it first, keeping a copy of what
+    it read; when it does not certify the log, the model checks the copy and the rest.  With
+    ``model``, the model alone checks it."""
+    if model:
+        return _model_check(chunks)
+    source = iter(chunks)
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as copy:
+        result = _certify(_teed(source, copy))  # type: ignore[arg-type]
+        if result is not None:
+            return result
+        copy.seek(0)
+        return _model_check(itertools.chain(_chunks(copy), source))  # type: ignore[arg-type]
+
+
+def _model_check(chunks: Iterable[bytes]) -> LogCheck:
     checker = LogChecker()
     torn: list[bytes] = []
     data = Decompressed(chunks, READ_CHUNK_BYTES)
@@ -661,8 +726,17 @@ def check_chunks(chunks: Iterable[bytes]) -> LogCheck:
     return result
 
 
-def check_log(text: str) -> LogCheck:
-    """Check the stored log ``text`` (already decoded)."""
+def check_log(text: str, model: bool = False) -> LogCheck:
+    """Check the stored log ``text`` (already decoded): by the fast checker, and by the model when it
+    does not certify the log (or ``model``)."""
+    if not model:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the model reads the text as it is
+            data = None
+        result = None if data is None else _certify([data])
+        if result is not None:
+            return result
     checker = LogChecker()
     segments = text.split("\n")
     torn = segments.pop()
@@ -700,6 +774,10 @@ PATH[:LINE]: cannot read: CODE: MESSAGE, with CODE one of
 
 --strict: a dropped line (a torn final line, a damaged suffix no turn/end commits, compressed data
 cut inside a block) is a failure, as a violation is: the log's line says FAILED (--strict).
+
+--model: every event is judged by the model.  By default a fast checker reads each log first
+(plain parsed values, the published payload schemas) and the model judges only a log it cannot
+certify valid; the output is the same either way.
 
 Exit status: {EXIT_VIOLATIONS} if any log has violations (or, with --strict, dropped lines); otherwise {EXIT_UNREADABLE} if any
 log could not be checked (the codes above); otherwise {EXIT_CLEAN}: every log was read and has no violations.
@@ -803,19 +881,20 @@ def _not_a_file(mode: int) -> LogCheck:
     return unchecked(Unchecked.NOT_A_REGULAR_FILE, f"{kind}, not a regular file; give it as '-' (standard input) to read it")
 
 
-def check_path(path: str, stdin: BinaryIO | None = None) -> LogCheck:
+def check_path(path: str, stdin: BinaryIO | None = None, model: bool = False) -> LogCheck:
     """Check one log file (``-``: ``stdin``); :attr:`LogCheck.unreadable` says why it could not be.
 
     A path is judged by ``stat`` before it is opened: opening a FIFO without a writer blocks, and
     opening a device may act on it.  It is then opened without blocking and judged again by
-    ``fstat``, so a path replaced in between is refused as well.
+    ``fstat``, so a path replaced in between is refused as well.  ``model``: the model alone checks
+    it (:func:`check_stream`).
     """
     if path == STDIN:
         stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
         if stream is None:
             return unchecked(Unchecked.READ_FAILED, "standard input is closed")
         try:
-            return check_stream(stream)
+            return check_stream(stream, model)
         except OSError as error:
             return _os_refusal(error)
     try:
@@ -835,7 +914,7 @@ def check_path(path: str, stdin: BinaryIO | None = None) -> LogCheck:
         if hasattr(os, "set_blocking"):
             os.set_blocking(descriptor, True)
         try:
-            return check_stream(opened)
+            return check_stream(opened, model)
         except OSError as error:
             return _os_refusal(error)
 
@@ -875,8 +954,10 @@ def report(name: str, result: LogCheck, out: TextIO, err: TextIO, strict: bool =
     print(f"{name}: {status_line(result, strict)}", file=out)
 
 
-def run(paths: Sequence[str], out: TextIO | None = None, err: TextIO | None = None, strict: bool = False) -> int:
-    """``check-log [--strict] PATH...``: check every log, print each result and a summary; the exit status."""
+def run(
+    paths: Sequence[str], out: TextIO | None = None, err: TextIO | None = None, strict: bool = False, model: bool = False
+) -> int:
+    """``check-log [--strict] [--model] PATH...``: check every log, print each result and a summary; the exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
     for stream in (out, err):
@@ -889,7 +970,7 @@ def run(paths: Sequence[str], out: TextIO | None = None, err: TextIO | None = No
             result = refusal
             if result is None:
                 try:
-                    result = check_path(path)
+                    result = check_path(path, model=model)
                 except Exception as error:  # a checker bug must not hide the other logs' results
                     result = unchecked(Unchecked.CHECKER_ERROR, f"{type(error).__name__}: {error}")
             report(name, result, out, err, strict)

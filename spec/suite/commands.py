@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 import xml.etree.ElementTree as ET
@@ -22,6 +23,7 @@ from rich.console import Console
 
 from sessionlog_spec.protocol.messages import Port, PortFault
 from sessionlog_spec.suite.arguments import output_directory_problem, output_file_problem
+from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.expectations import Expectation, ExpectationError, judge, load_expectations
 from sessionlog_spec.suite.output.cases import CaseFileError, read_case
 from sessionlog_spec.suite.output.console import Heartbeat, RunProgress, banner, show
@@ -35,10 +37,11 @@ from sessionlog_spec.suite.output.report import (
     write_json,
     write_junit,
 )
+from sessionlog_spec.suite.parallel import jobs_runner
 from sessionlog_spec.suite.ports import PortUnavailable, port_for
 from sessionlog_spec.suite.ports.subprocess import SubprocessPort
-from sessionlog_spec.suite.profiles import PROFILES, database_for, keep_hypothesis_files_in_the_cache
-from sessionlog_spec.suite.run import RunOptions, run
+from sessionlog_spec.suite.profiles import PROFILES, DatabaseError, database_for, keep_hypothesis_files_in_the_cache
+from sessionlog_spec.suite.run import GroupsRunner, RunOptions, run
 from sessionlog_spec.suite.verdict import decide
 
 USAGE_ERROR = 2
@@ -144,12 +147,17 @@ def check(args: argparse.Namespace) -> int:
     profile = PROFILES[args.profile]
     if args.shrink_seconds is not None:
         profile = dataclasses.replace(profile, shrink_seconds=args.shrink_seconds)
+    try:
+        database = None if args.seed is not None else database_for(args.database)
+    except DatabaseError as error:
+        print(f"--database: {error}", file=sys.stderr)
+        return USAGE_ERROR
     options = RunOptions(
         profile=profile,
         strict_codes=args.strict_codes is not False,
         only=tuple(g for groups in args.only or [] for g in groups),
         seed=args.seed,
-        database=None if args.seed is not None else database_for(args.database),
+        database=database,
         cases_dir=args.cases_dir,
         max_examples=args.max_examples,
         step_count=args.steps,
@@ -159,12 +167,16 @@ def check(args: argparse.Namespace) -> int:
         with opened(args.driver, args.port, args.timeout) as port:
             hello = port.hello
             err.print(banner(hello, options), markup=False)
+            if args.jobs > 1:
+                err.print(f"on {args.jobs} job processes, each with its own port", markup=False)
             if args.quiet:
                 with Heartbeat(err) as heartbeat:
-                    result = run(port, options, heartbeat.group_started, heartbeat.example)
+                    groups = jobs(args, heartbeat.group_started, heartbeat.example)
+                    result = run(port, options, heartbeat.group_started, heartbeat.example, groups)
             else:
                 with RunProgress(err, options.max_examples or profile.max_examples) as progress:
-                    result = run(port, options, progress.group_started, progress.example)
+                    groups = jobs(args, progress.group_started, progress.example)
+                    result = run(port, options, progress.group_started, progress.example, groups)
     except PortError as error:
         start_failed(error, sys.stderr)
         fault = error.fault
@@ -185,6 +197,18 @@ def check(args: argparse.Namespace) -> int:
     if not written:
         return USAGE_ERROR
     return 0 if verdict.passed else FAILED
+
+
+def jobs(
+    args: argparse.Namespace, on_group: Callable[[str], None], on_example: Callable[[GroupCoverage], None]
+) -> GroupsRunner | None:
+    """How ``check --jobs N`` runs its groups: over N processes, each starting the port and the example
+    database the command line names (none under ``--seed``); ``None`` for one job (the serial run)."""
+    if args.jobs <= 1:
+        return None
+    database = None if args.seed is not None else functools.partial(database_for, args.database)
+    port = functools.partial(open_port, args.driver, args.port, args.timeout)
+    return jobs_runner(args.jobs, port, database, on_group, on_example)
 
 
 def write_outputs(

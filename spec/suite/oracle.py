@@ -16,9 +16,10 @@ from typing import Any, Generic, TypeVar
 
 from sessionlog_spec.model.event import Event, decode_event
 from sessionlog_spec.model.relationships import relationship_finish
-from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.model_driver import BadRequest, ModelDriver
+from sessionlog_spec.suite.judged import appended, folded
 
 S = TypeVar("S")
 
@@ -60,12 +61,17 @@ def _decoded(events: tuple[Event, ...], raw: object) -> tuple[Event, ...] | Viol
 class Oracle(ModelDriver):
     """:class:`ModelDriver` with incremental validation and decoding of whole-log requests.
 
-    Only the two hooks differ; every op is the model driver's own.
+    Only the hooks differ; every op is the model driver's own.  Events are appended and logs
+    validated through :mod:`~sessionlog_spec.suite.judged`, which remembers the model's answers:
+    the builder, the scenes and the earlier requests judged most of them already.
     """
+
+    append = staticmethod(appended)
+    fold = staticmethod(folded)
 
     def __init__(self) -> None:
         super().__init__()
-        self.validated = PrefixFold(EMPTY_SESSION, append_event)
+        self.validated = PrefixFold(EMPTY_SESSION, appended)
         self.decoded: PrefixFold[tuple[Event, ...]] = PrefixFold((), _decoded)
 
     def events_of(self, raws: Any) -> tuple[Event, ...] | Violation:

@@ -8,7 +8,9 @@ example database is a directory shared across runs, so a counterexample found on
 the next time; ``--seed`` turns it off because a replayed database entry would make the run depend
 on more than the seed.  It lives in the user's cache (:func:`cache_home`), not in the working
 directory, unless ``--database`` or ``$SESSIONLOG_DATABASE`` names a place; ``check`` puts
-Hypothesis's own files there too (:func:`keep_hypothesis_files_in_the_cache`).
+Hypothesis's own files there too (:func:`keep_hypothesis_files_in_the_cache`).  Machines that share
+counterexamples name one place: a directory on a shared filesystem, or a Redis server
+(``redis://host:port/db``, with the ``[redis]`` extra).
 """
 
 from __future__ import annotations
@@ -111,10 +113,48 @@ PROFILES: dict[str, Profile] = {
 SUPPRESSED = (HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much, HealthCheck.large_base_example)
 
 
-def database_for(directory: str | os.PathLike[str] | None) -> ExampleDatabase:
-    """The shared example database in ``directory`` (or ``$SESSIONLOG_DATABASE``, or :func:`default_database`)."""
-    path = Path(directory or os.environ.get(DATABASE_ENV) or default_database())
-    return DirectoryBasedExampleDatabase(path)
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+"""How a ``--database`` value names a Redis server instead of a directory (the forms of ``redis.Redis.from_url``)."""
+REDIS_CONNECT_SECONDS = 10.0
+"""How long ``check`` waits for a Redis server to answer before it gives up (bad usage, before the port starts)."""
+
+
+class DatabaseError(Exception):
+    """The example database named cannot be used; the message says why in one line."""
+
+
+def database_for(location: str | os.PathLike[str] | None) -> ExampleDatabase:
+    """The shared example database at ``location`` (or ``$SESSIONLOG_DATABASE``, or :func:`default_database`):
+    a Redis server when it is a ``redis://``, ``rediss://`` or ``unix://`` URL, else a directory."""
+    where = location or os.environ.get(DATABASE_ENV) or default_database()
+    if isinstance(where, str) and where.startswith(REDIS_SCHEMES):
+        return redis_database(where)
+    return DirectoryBasedExampleDatabase(Path(where))
+
+
+def redis_database(url: str) -> ExampleDatabase:
+    """Hypothesis's Redis example database on the server ``url`` names, once it has answered a ``PING``.
+
+    Raises :class:`DatabaseError` when the ``redis`` package is missing, the URL is malformed or the server does not answer.
+    """
+    try:
+        import redis  # noqa: PLC0415 - the [redis] extra: imported only when a URL asks for it
+        from hypothesis.extra.redis import RedisExampleDatabase  # noqa: PLC0415 - needs redis
+    except ImportError:
+        raise DatabaseError(
+            "a Redis example database needs the redis package: pip install 'sessionlog-spec[redis]'"
+        ) from None
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=REDIS_CONNECT_SECONDS, socket_timeout=REDIS_CONNECT_SECONDS)
+    except ValueError as error:
+        raise DatabaseError(f"not a Redis URL: {error}") from None
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        where = client.connection_pool.connection_kwargs
+        server = where.get("path") or f"{where.get('host', 'localhost')}:{where.get('port', 6379)}"
+        raise DatabaseError(f"cannot reach the Redis server at {server}: {error}") from None
+    return RedisExampleDatabase(client)
 
 
 def hypothesis_settings(

@@ -20,7 +20,7 @@ from hypothesis.errors import Flaky, FlakyFailure, InvalidDefinition, Unsatisfia
 from hypothesis.stateful import run_state_machine_as_test
 
 from sessionlog_spec.protocol.messages import Hello, Port
-from sessionlog_spec.suite.cell_sweep import SWEEPING_GROUP, census_in_background, sweep_cells
+from sessionlog_spec.suite.cell_sweep import SWEEPING_GROUP, census_in_background, sweep_cells, sweep_pairs
 from sessionlog_spec.suite.coverage import GroupCoverage
 from sessionlog_spec.suite.machines import ACROSS, MACHINES, REQUIRES, SUITE_GROUPS, Disagreement, MachineContext
 from sessionlog_spec.suite.minimise import minimise
@@ -45,6 +45,9 @@ class RunOptions:
     max_examples: int | None = None
     """Overrides the profile's examples per group (the suite's own tests use small numbers)."""
     step_count: int | None = None
+    examples_seed: int | None = None
+    """The seed of this run's examples when it differs from ``seed``: one batch of a group split over
+    job processes (``--jobs``, :mod:`sessionlog_spec.suite.parallel`) draws from a seed derived from it."""
 
     def groups(self) -> tuple[str, ...]:
         """The groups this run covers, in report order."""
@@ -166,7 +169,7 @@ def run_group(
     try:
         # Hypothesis accepts any zero-argument factory here (see its docstring), not only a class.
         with shrink_budget(budget), fresh_examples():
-            run_state_machine_as_test(machine_factory(group, context, options.seed), settings=settings)  # type: ignore[arg-type]
+            run_state_machine_as_test(machine_factory(group, context, _examples_seed(options)), settings=settings)  # type: ignore[arg-type]
     except Disagreement as failure:
         _failed(result, [failure], hello, options, port=port, budget=budget)
     except FlakyFailure as flaky:
@@ -204,6 +207,10 @@ def run_group(
         also = "" if replayed_differently or not result.detail else f"; besides: {result.detail}"
         result.status, result.detail = ERROR, conflict.describe() + also
     return result
+
+
+def _examples_seed(options: RunOptions) -> int | None:
+    return options.seed if options.examples_seed is None else options.examples_seed
 
 
 def machine_factory(group: str, context: MachineContext, seed: int | None) -> Callable[[], Any]:
@@ -295,13 +302,19 @@ def _describe(error: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(error), error)).strip()
 
 
+GroupsRunner = Callable[[Hello, RunOptions], list[GroupResult]]
+"""Runs every selected group and returns their results in report order (:func:`run`'s own runs them
+one after another against its port; :mod:`sessionlog_spec.suite.parallel` spreads them over processes)."""
+
+
 def run(
     port: Port,
     options: RunOptions,
     on_group: Callable[[str], None] | None = None,
     on_example: Callable[[GroupCoverage], None] | None = None,
+    groups_runner: GroupsRunner | None = None,
 ) -> RunResult:
-    """Run every selected group against ``port``."""
+    """Run every selected group against ``port`` (through ``groups_runner`` when one is given)."""
     started = time.monotonic()
     hello = port.hello
     results: list[GroupResult] = []
@@ -310,7 +323,9 @@ def run(
     sweeping = options.profile.require_full_coverage and not options.only
     executor, census = census_in_background() if sweeping else (None, None)
     try:
-        for group in options.groups():
+        if groups_runner is not None:
+            results = groups_runner(hello, options)
+        for group in options.groups() if groups_runner is None else ():
             if on_group is not None:
                 on_group(group)
             results.append(run_group(group, port, hello, options, on_example))
@@ -342,6 +357,7 @@ def _sweep(results: list[GroupResult], witnesses: Mapping[str, Witness], port: P
         started = time.monotonic()
         try:
             sweep_cells(context, witnesses, unreached)
+            sweep_pairs(context)  # every buildable check-order pair (the session group's alone)
         except Disagreement as failure:
             _failed(result, [failure], hello, options, port=port)
         except Exception as error:  # a bug in the suite or the port's client: the group errs, as in run_group

@@ -3,8 +3,9 @@
 A run fails on any disagreement or port fault not excused by an expected-failures entry, on a
 suite error, on a void group or a void run, on a stale expected-failures entry, and, under a
 profile that requires it, on an observable invariant or code that no step exercised and on a
-reachable cell (:mod:`sessionlog_spec.suite.reach`) that no refusal reached (judged only when every
-group ran, since a partial run cannot exercise everything).
+reachable cell (:mod:`sessionlog_spec.suite.reach`) or declared cell (:mod:`sessionlog_spec.suite.rule_space`,
+less the cells it lists as unreachable, with their reasons) that no refusal reached (judged only when
+every group ran, since a partial run cannot exercise everything).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from sessionlog_spec.suite.coverage import never_exercised, reached_cells
 from sessionlog_spec.suite.expectations import Judgement
 from sessionlog_spec.suite.reach import reachable_cells
+from sessionlog_spec.suite.rule_space import declared_reach
 from sessionlog_spec.suite.run import ERROR, FAILED, PASSED, VOID, RunResult
 
 
@@ -31,6 +33,9 @@ class Verdict:
     """Reachable cells no refusal of the run reached (computed only when coverage is judged)."""
     reachable_cells: int = 0
     """How many cells the census found reachable (0 when coverage is not judged)."""
+    never_declared: list[str] = field(default_factory=list)
+    """Declared cells (:mod:`sessionlog_spec.suite.rule_space`) no refusal of the run reached and the
+    rule space does not list as unreachable (computed only when coverage is judged)."""
 
     @property
     def never_exercised(self) -> list[str]:
@@ -66,4 +71,15 @@ def decide(run: RunResult, judgement: Judgement) -> Verdict:
         if never_cells:
             shown = "; ".join(never_cells[:12]) + (f"; and {len(never_cells) - 12} more" if len(never_cells) > 12 else "")
             reasons.append(f"{len(never_cells)} of {reachable} reachable cells never reached: {shown}")
-    return Verdict(not reasons, reasons, never_ids, never_codes, judged, never_cells, reachable)
+    never_declared: list[str] = []
+    if judged:
+        declared = declared_reach(reached_cells(r.coverage for r in run.groups))
+        never_declared = list(declared.unreached)
+        if never_declared:
+            # Every one is named: each is a rule the run never put to the port on that type and path,
+            # and the way out is to reach it or to state in the rule space why the model cannot.
+            reasons.append(
+                f"{len(never_declared)} of {declared.cells} declared cells never reached "
+                f"(none listed unreachable in rule_space.UNREACHABLE): {'; '.join(never_declared)}"
+            )
+    return Verdict(not reasons, reasons, never_ids, never_codes, judged, never_cells, reachable, never_declared)

@@ -19,18 +19,9 @@ from sessionlog_spec.model.rows import seq_spans
 from sessionlog_spec.model.session import SessionState, fold_session, seed_session
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import SessionBuilder
-from sessionlog_spec.suite.agent.candidates import (
-    CONTEXTS,
-    MUTATIONS,
-    OPENINGS,
-    Candidate,
-    Mutation,
-    _malformed_ranges,
-    applicable,
-    mutations_for,
-    opened_scene,
-    submit,
-)
+from sessionlog_spec.suite.agent.candidates import CONTEXTS, MUTATIONS, Candidate, Mutation, applicable, mutations_for, submit
+from sessionlog_spec.suite.agent.candidates.jsonl import _malformed_ranges
+from sessionlog_spec.suite.agent.candidates.relationships import OPENINGS, opened_scene
 from sessionlog_spec.suite.agent.variants import variants
 
 SEEDS = (0, 1, 2)

@@ -15,7 +15,7 @@ from sessionlog_spec.model.session import append_event
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.actions import NOTE_VARIANTS
 from sessionlog_spec.suite.agent.builder import SessionBuilder
-from sessionlog_spec.suite.agent.candidates import HARNESS_NOTE_TYPES, payload_fault_sweep, standing_note
+from sessionlog_spec.suite.agent.candidates.payloads import HARNESS_NOTE_TYPES, payload_fault_sweep, standing_note
 from sessionlog_spec.suite.machines.agent import NOTE_PLACES, NotePlace
 
 

@@ -16,7 +16,8 @@ from sessionlog_spec.model.session import TYPE_CODES, append_event
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.actions import NOTE_VARIANTS
 from sessionlog_spec.suite.agent.builder import SessionBuilder
-from sessionlog_spec.suite.agent.candidates import MESSAGE_FAULTS, MUTATIONS, SWEPT_SITES, payload_fault_sweep, standing_note
+from sessionlog_spec.suite.agent.candidates import MUTATIONS
+from sessionlog_spec.suite.agent.candidates.payloads import MESSAGE_FAULTS, SWEPT_SITES, payload_fault_sweep, standing_note
 from sessionlog_spec.suite.agent.message_exemplars import MESSAGE_EXEMPLARS
 from sessionlog_spec.suite.agent.payload_faults import fault_sites
 

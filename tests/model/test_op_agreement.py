@@ -103,7 +103,7 @@ def test_inv_hdr_12_what_header_decision_approves_append_accepts_and_fold_header
     assert json_equal(canonical_header(as_object(freeze(in_force))), canonical), (in_force, assembled)  # type: ignore[arg-type]
 
 
-SNAPSHOT_DATA = st.one_of(
+SNAPSHOT_DATA: st.SearchStrategy[Any] = st.one_of(
     headers().map(lambda h: {"header": h, "reason": "change"}),
     st.fixed_dictionaries(
         {"header": assembled_headers(), "reason": st.sampled_from(["initial", "resume", "change", "series", "fallback", "x"])},

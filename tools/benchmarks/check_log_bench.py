@@ -9,7 +9,10 @@ reasoning deltas, a run of text deltas and one run of tool-call deltas per call.
 side and interleaved round by round on the same file, each in a fresh child process:
 
 * **check-log**: :func:`sessionlog_spec.suite.check_log.check_path`, the whole offline check
-  (chunked reading, the released reader's row scan, the full v1 contract per event);
+  (chunked reading, the fast checker of :mod:`sessionlog_spec.suite.fastcheck`, which certifies these
+  valid logs without the model);
+* with ``--model``, **check-log --model**: the same check with every event judged by the model (the
+  released reader's row scan, the full v1 contract per event through frozen values);
 * **orjson**: ``orjson.loads`` of every line of the same file, nothing else;
 * **peak RSS** of the check-log child (its own ``VmHWM``), and the same for a child that only
   imports the checker, so the growth over that baseline can be set against the file size.
@@ -21,7 +24,7 @@ an average over a minute or so and background load on a shared machine hits ever
 moment).  With ``--rounds N`` each measurement is repeated N times and the best is kept.
 Run from the repository root::
 
-    .venv/bin/python tools/benchmarks/check_log_bench.py [--sizes 10000,100000,1000000] [--work 1000000] [--json OUT]
+    .venv/bin/python tools/benchmarks/check_log_bench.py [--sizes 10000,100000,1000000] [--work 1000000] [--model] [--json OUT]
 """
 
 from __future__ import annotations
@@ -148,8 +151,8 @@ def _child(mode: str, path: str, repeat: int) -> None:
     out: dict[str, Any] = {}
     start, cpu = time.perf_counter(), time.process_time()
     for _ in range(repeat):
-        if mode == "check":
-            result = check_path(path)
+        if mode in ("check", "model"):
+            result = check_path(path, model=mode == "model")
             out.update(events=result.events, violations=len(result.violations), unreadable=result.unreadable)
         elif mode == "orjson":
             with open(path, "rb") as stream:
@@ -216,6 +219,14 @@ class Row:
     cpu_ratio: float
     peak_rss: int
     rss_over_baseline: int
+    model_cpu_us_per_event: float | None = None
+    """The same check with ``--model`` (every event judged by the model), when measured."""
+    model_peak_rss: int | None = None
+
+    @property
+    def model_cpu_ratio(self) -> float | None:
+        """The model path's CPU time over the bare parse's."""
+        return None if self.model_cpu_us_per_event is None else self.model_cpu_us_per_event / self.orjson_cpu_us_per_event
 
     @property
     def memory_ratio(self) -> float:
@@ -223,16 +234,20 @@ class Row:
         return self.rss_over_baseline / self.file_bytes
 
 
-def measure(log: Log, layout: str, work: int, rounds: int, baseline: int) -> Row:
-    """Best of ``rounds`` interleaved rounds of check-log and orjson on one file, each about ``work`` events."""
+def measure(log: Log, layout: str, work: int, rounds: int, baseline: int, *, model: bool = False) -> Row:
+    """Best of ``rounds`` interleaved rounds of check-log and orjson on one file, each about ``work``
+    events; with ``model``, also check-log with ``--model`` (the model judging every event)."""
     repeat = max(1, round(work / log.events))
     path = log.plain if layout == "plain" else log.packed
     checks: list[Run] = []
     parses: list[Run] = []
+    models: list[Run] = []
     for _ in range(rounds):
         checks.append(_measure("check", path, repeat))
         parses.append(_measure("orjson", path, repeat))
-    for run in checks:
+        if model:
+            models.append(_measure("model", path, repeat))
+    for run in checks + models:
         output = run.output
         if output["unreadable"] is not None or output["violations"] or output["events"] != log.events:
             raise AssertionError(f"{path}: check-log did not read a clean log of {log.events} events: {output}")
@@ -257,6 +272,8 @@ def measure(log: Log, layout: str, work: int, rounds: int, baseline: int) -> Row
         cpu_ratio=check_cpu / parse_cpu,
         peak_rss=peak,
         rss_over_baseline=peak - baseline,
+        model_cpu_us_per_event=min(run.cpu for run in models) / (log.events * repeat) * 1e6 if models else None,
+        model_peak_rss=max(run.peak_rss for run in models) if models else None,
     )
 
 
@@ -275,6 +292,23 @@ def table(rows: Sequence[Row], baseline: int) -> str:
             f"| {row.ratio:.0f}× ({row.cpu_ratio:.0f}×) | {row.peak_rss / MiB:.1f} | {row.rss_over_baseline / MiB:+.1f} "
             f"| {row.memory_ratio:.3f}× |"
         )
+    if any(row.model_cpu_us_per_event is not None for row in rows):
+        out += [
+            "",
+            "| events | layout | file MB | orjson µs/event (CPU) | fast µs/event (CPU) | fast ÷ orjson | --model µs/event (CPU) "
+            "| --model ÷ orjson | --model ÷ fast | fast peak RSS MB (÷ file) | --model peak RSS MB (÷ file) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in rows:
+            if row.model_cpu_us_per_event is None or row.model_peak_rss is None or row.model_cpu_ratio is None:
+                continue
+            out.append(
+                f"| {row.events:,} | {row.layout} | {row.file_bytes / MiB:.1f} | {row.orjson_cpu_us_per_event:.2f} "
+                f"| {row.check_cpu_us_per_event:.2f} | **{row.cpu_ratio:.1f}×** | {row.model_cpu_us_per_event:.1f} "
+                f"| {row.model_cpu_ratio:.0f}× | {row.model_cpu_us_per_event / row.check_cpu_us_per_event:.1f}× "
+                f"| {row.peak_rss / MiB:.1f} ({row.peak_rss / row.file_bytes:.2f}×) "
+                f"| {row.model_peak_rss / MiB:.1f} ({row.model_peak_rss / row.file_bytes:.2f}×) |"
+            )
     out.append("")
     out.append(f"Baseline (a child that only imports the checker, highest of three): peak RSS {baseline / MiB:.1f} MB.")
     for layout in ("plain", "packed"):
@@ -303,6 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="never compact, so the surface (what the checker keeps) grows with the log: the memory worst case",
     )
+    parser.add_argument(
+        "--model", action="store_true", help="also measure check-log --model (every event judged by the model) side by side"
+    )
     parser.add_argument("--child", nargs=3, metavar=("MODE", "PATH", "REPEAT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -328,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = []
         for log in logs:
             for layout in ("plain", "packed"):
-                rows.append(measure(log, layout, args.work, args.rounds, baseline))
+                rows.append(measure(log, layout, args.work, args.rounds, baseline, model=args.model))
                 print(f"measured {log.events:,} {layout}", file=sys.stderr, flush=True)
     machine = f"{platform.python_implementation()} {platform.python_version()}, orjson {orjson.__version__}"
     print(f"{machine}, {os.cpu_count()} CPU(s); load average at the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")

@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     go.add_argument("--keep-going", action="store_true", help="run the mutants even when the run is already void")
     go.add_argument("--any-code", action="store_true", help="pass --any-code: a refusal with any code counts as agreeing")
     go.add_argument("--no-snapshot", action="store_true", help="import suite and seqlog from the working tree, not a copy")
-    sub.add_parser("list", help="list the catalogue")
+    listing = sub.add_parser("list", help="list the catalogue")
+    listing.add_argument("--half", choices=HALVES, help="list only one half of the catalogue")
     table = sub.add_parser("table", help="render a run report's kill table as Markdown")
     table.add_argument("report", type=Path)
     return parser
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "list":
         for m in (*CATALOGUE, CANARY):
+            if args.half is not None and m.half != args.half:
+                continue
             print(f"{m.name:<40} {m.invariant:<14} {m.group:<11} {m.half:<6} {m.target}\n    {m.description}")
         halves = ", ".join(f"{sum(m.half == h for m in CATALOGUE)} {h}" for h in HALVES)
         print(f"{len(CATALOGUE)} mutants ({halves}; + the canary)")

@@ -183,22 +183,6 @@ _TOOL_KEYS = ("name", "description", "parameters")
 
 
 @blind_mutant(
-    "falsy_system_accepted", "INV-HDR-1", "header", sl_header, "check_header_shape",
-    _decision([p.turn_start(0), p.header_event(1, p.HEADER)], {**p.HEADER, "system": None}),
-)  # fmt: skip
-def _falsy_system_accepted(original: Fn) -> Fn:
-    """The header check tests ``system`` by truthiness: a null (or 0, false, []) system passes as absent."""
-
-    def check_header_shape(header: object) -> None:
-        obj = as_object(header)
-        if obj is not None and "system" in obj and not obj["system"] and not isinstance(obj["system"], str):
-            header = {k: v for k, v in obj.items() if k != "system"}
-        original(header)
-
-    return check_header_shape
-
-
-@blind_mutant(
     "replacement_not_a_series", "INV-HDR-11", "header", sl_header, "decide_request_header",
     _decision([p.turn_start(0), p.header_event(1, p.HEADER)], p.HEADER, replaced=True),
 )  # fmt: skip

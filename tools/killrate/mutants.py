@@ -85,7 +85,8 @@ CATALOGUE: list[Mutant] = []
 TUNED = "tuned"
 BLIND = "blind"
 FRESH = "fresh"
-HALVES = (TUNED, BLIND, FRESH)
+UNSEEN = "unseen"
+HALVES = (TUNED, BLIND, FRESH, UNSEEN)
 
 
 def mutant(  # noqa: PLR0917 - the catalogue's row: name, invariant, group, target, probe
@@ -114,6 +115,14 @@ def fresh_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
     """Register a mutant of the third half: written from the invariant list, the model and seqlog alone,
     before any suite change aimed at it."""
     return mutant(name, invariant, group, owner, attr, probe, half=FRESH)
+
+
+def unseen_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
+    name: str, invariant: str, group: str, owner: type | ModuleType, attr: str, probe: p.Probe
+) -> Callable[[Wrapper], Wrapper]:
+    """Register a mutant of the fourth half: written from the documents, the model and seqlog alone,
+    without reading the conformance suite or its tests."""
+    return mutant(name, invariant, group, owner, attr, probe, half=UNSEEN)
 
 
 def _data(event: Event) -> Mapping[str, Any]:
@@ -760,7 +769,7 @@ def _stored_header_not_canonical(original: Fn) -> Fn:
 
 @mutant(
     "canonical_keeps_empty_system", "INV-HDR-6", "header", sl_header, "canonical_header",
-    p.pure("fold_header", p.header_event(0, {**p.HEADER, "system": ""}, "change")),
+    p.decision([p.turn_start(0), p.header_event(1, p.HEADER)], {**p.HEADER, "system": ""}, first=False, series=False),
 )
 def _canonical_keeps_empty_system(original: Fn) -> Fn:
     """Canonicalisation keeps an empty ``system``."""
@@ -1345,8 +1354,18 @@ CANARY = Mutant(
 )
 """Must always die: a run in which it survives is void."""
 
-# The second and third halves register themselves on import; their modules need the helpers above.
-from killrate import blind_edges, blind_relations, blind_shapes, fresh_edges, fresh_relations, fresh_values  # noqa: E402, F401
+# The second, third and fourth halves register themselves on import; their modules need the helpers above.
+from killrate import (  # noqa: E402, F401
+    blind_edges,
+    blind_relations,
+    blind_shapes,
+    fresh_edges,
+    fresh_relations,
+    fresh_values,
+    unseen_edges,
+    unseen_relations,
+    unseen_values,
+)
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in (*CATALOGUE, CANARY)}
 assert len(BY_NAME) == len(CATALOGUE) + 1, "duplicate mutant name"

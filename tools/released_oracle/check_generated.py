@@ -61,6 +61,7 @@ from sessionlog_spec.protocol.model_driver import DEFAULT_HEADER, ModelDriver
 from sessionlog_spec.suite.agent import candidates
 from sessionlog_spec.suite.agent.actions import applicable_actions
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
+from sessionlog_spec.suite.agent.candidates import base as candidate_base
 from sessionlog_spec.suite.agent.loop import MODELS, AgentLoop
 
 NODE = shutil.which("node")
@@ -502,7 +503,7 @@ def candidate_probes(states: Iterable[SessionBuilder]) -> list[CandidateProbe]:
     probes: list[CandidateProbe] = []
     for index, builder in enumerate(states):
         seed = 1000 + index
-        base = candidates._benign(candidates._scratch(builder), random.Random(seed))
+        base = candidate_base._benign(candidate_base._scratch(builder), random.Random(seed))
         probes.append(CandidateProbe("_benign", "envelope base", base))
         for mutation in candidates.MUTATIONS:
             if mutation.context != "append" or mutation.code in ENVELOPE_CODES or mutation.code in PAYLOAD_CODES:

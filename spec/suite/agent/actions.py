@@ -44,13 +44,13 @@ from sessionlog_spec.model.legacy import DELIVERY_MARKER
 from sessionlog_spec.model.payloads import CURRENT_GENERATION, payload_shape
 from sessionlog_spec.model.relationships import TITLE_PLUGIN, human_text, title_frame
 from sessionlog_spec.model.repair import scan_open_tail
-from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.shapes import Context as ShapeContext
 from sessionlog_spec.model.shapes import Variants
 from sessionlog_spec.model.trace import ABORT_CAUSES
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import PROVIDER, OpenCompaction, RawEvent, SessionBuilder, basic_header, text_block
 from sessionlog_spec.suite.agent.payload_values import AnyArm, union_arms, valid_payload
+from sessionlog_spec.suite.judged import appended as model_append_event
 from sessionlog_spec.suite.spread import choose, keyed_draw
 
 T = TypeVar("T")

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sessionlog_spec.model.compaction import cut_balances
-from sessionlog_spec.model.event import Replace, encode_event
+from sessionlog_spec.model.event import Event, Replace, encode_event
 from sessionlog_spec.model.json_value import as_int, as_object, thaw
 from sessionlog_spec.model.repair import NOT_STARTED_TEXT
-from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
 from sessionlog_spec.model.violation import Violation
+from sessionlog_spec.suite.judged import appended
 
 RawEvent = dict[str, Any]
 PROVIDER = {"provider": "deepseek", "model": "deepseek-chat"}
@@ -67,6 +69,26 @@ def _chained(fingerprint: str, raw: Mapping[str, Any]) -> str:
     return digest.hexdigest()
 
 
+_CHAIN_STEPS: OrderedDict[tuple[str, int], tuple[Event, str]] = OrderedDict()
+"""Fingerprints already chained, by the fingerprint before and the (frozen) event chained onto it,
+which the entry holds so that its identity is not reused: a builder taken over from a session
+chains the events the builder before it chained already."""
+CHAIN_STEPS_KEPT = 65_536
+
+
+def _chained_event(fingerprint: str, event: Event) -> str:
+    """:func:`_chained` of ``event``'s JSON form, computed once for the same fingerprint and event."""
+    key = (fingerprint, id(event))
+    known = _CHAIN_STEPS.get(key)
+    if known is not None and known[0] is event:
+        return known[1]
+    following = _chained(fingerprint, encode_event(event))
+    _CHAIN_STEPS[key] = (event, following)
+    if len(_CHAIN_STEPS) > CHAIN_STEPS_KEPT:
+        _CHAIN_STEPS.popitem(last=False)
+    return following
+
+
 class SessionBuilder:
     """Builds a valid session event by event; ``commit=False`` builds without appending."""
 
@@ -83,7 +105,7 @@ class SessionBuilder:
         (:mod:`~sessionlog_spec.suite.spread`) without serialising the whole log for each.  A
         builder taken over from a state has the fingerprint of one that committed its events."""
         for event in state.events:
-            self.fingerprint = _chained(self.fingerprint, encode_event(event))
+            self.fingerprint = _chained_event(self.fingerprint, event)
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -115,11 +137,11 @@ class SessionBuilder:
 
     def commit(self, raw: Mapping[str, Any]) -> None:
         """Append a raw event through the model; it must be valid."""
-        state = append_event(self.state, raw)
+        state = appended(self.state, raw)
         if isinstance(state, Violation):
             raise AssertionError(f"builder produced an invalid event {raw}: {state}")
         self.state = state
-        self.fingerprint = _chained(self.fingerprint, encode_event(state.events[-1]))
+        self.fingerprint = _chained_event(self.fingerprint, state.events[-1])
         trace = state.trace
         self.turn, self.step = trace.last_turn, trace.last_step
 

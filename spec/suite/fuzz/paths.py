@@ -31,16 +31,23 @@ KINDS: Final[dict[str, tuple[str, ...]]] = {
     "drawn_": ("INV-PAY-1",),
     "lines_": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-5"),
     "header_": ("INV-JSONL-1",),
+    "pair_": (),
+    "scene_": (),
+    "v0_": ("INV-LEGACY-5",),
 }
 """The fuzz rules by the prefix they retitle with (``fuzz_order_seed``) and what each adds."""
 STORED_PATHS: Final = ("load", "read")
 """The paths that take a stored text, which the line edits go to."""
+V0_PATHS: Final = ("upgrade_v0", "load", "read")
+"""The paths a v0 log goes to: the edge, and its stored text loaded or read."""
+KIND_PATHS: Final[dict[str, tuple[str, ...]]] = {"lines_": STORED_PATHS, "header_": STORED_PATHS, "v0_": V0_PATHS}
+"""The kinds sent on fewer paths than :data:`PATHS`."""
 
 
 def rule_rows() -> dict[str, tuple[str, ...]]:
     """Every name a fuzz step is counted under, with its invariants."""
     rows: dict[str, tuple[str, ...]] = {"fuzz_closing": ()}
     for kind, extra in KINDS.items():
-        for path in STORED_PATHS if kind in ("lines_", "header_") else PATHS:
+        for path in KIND_PATHS.get(kind, PATHS):
             rows[f"fuzz_{kind}{path}"] = (*PATH_INVARIANTS[path], *extra)
     return rows

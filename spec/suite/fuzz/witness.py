@@ -9,15 +9,19 @@ value), and every order edit is applied to the sessions, on every path that admi
 to the session before it, in place of it in a seed, in the stored text loaded and read, and in the
 log given to the edge.  Each refusal names its cells (:func:`sessionlog_spec.suite.cells.refusal_cells`).
 
+The relationship scenes of the walks over the rules' preconditions (:mod:`.scenes`) go on every path
+the same way, and the v0 spellings of the edge's tables (:mod:`.legacy_v0`), alone, with their legacy
+members broken and in chains, go to the edge and are stored as v0 text loaded and read.
+
 The result is what generation from the specification *can* reach: :mod:`sessionlog_spec.suite.rule_space`
-compares it with the declared space, and the cells neither reaches must have a reason
-(:data:`sessionlog_spec.suite.rule_space` lists none by default; ``docs/strength.md`` gives them).
+compares it with the declared space, and a declared cell neither reaches must be listed there as
+unreachable, with the reason (:data:`sessionlog_spec.suite.rule_space.UNREACHABLE`).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,13 +34,17 @@ from sessionlog_spec.protocol.messages import Refused
 from sessionlog_spec.suite.agent.builder import realistic_session
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.cells import Cell, refusal_cells
+from sessionlog_spec.suite.fuzz.legacy_v0 import member_faults, retired_forms, spelled_log, spellings, v0_log, v0_sessions
 from sessionlog_spec.suite.fuzz.perturb import LINE_EDITS, ORDER_EDITS, moved_to, perturbations, renumbered
+from sessionlog_spec.suite.fuzz.scenes import WALK_SEEDS, distinct_scenes
 from sessionlog_spec.suite.machines.legacy import stored_text
 from sessionlog_spec.suite.oracle import Oracle
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 
 HEADER_LINE = {"type": "session", "version": 1, "id": "witness", "createdAt": 1_700_000_000_000, "delegationDepth": 0}
 DRAWN_PER_TYPE = 2
+V0_CHAINS = 8
+"""Whole v0 sessions spelled with drawn forms, per session."""
 """Valid events drawn for each type of the payload table."""
 
 
@@ -82,7 +90,9 @@ def drawn_events(seed: int = 0) -> list[dict[str, Any]]:
     """``DRAWN_PER_TYPE`` valid payloads of every type, derandomised, as events of no fixed seq."""
     drawn: list[dict[str, Any]] = []
 
-    @settings(max_examples=DRAWN_PER_TYPE, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=DRAWN_PER_TYPE, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
     @given(st.data())
     def draw(data: st.DataObject) -> None:
         for type_ in sorted(EVENT_PAYLOADS):
@@ -119,6 +129,42 @@ def submissions(seed: int = 0) -> Iterator[Submission]:
                 edited = renumbered(edit(list(events), index))
                 yield from on_paths(edited[:-1], edited[-1], f"order {name} {index}")
         yield from line_edits(list(events), "lines")
+    yield from scene_submissions()
+    yield from v0_submissions()
+
+
+def v0_on_paths(events: list[Any], what: str) -> Iterator[Submission]:
+    """A v0 log put to the edge, and stored as v0 text loaded and read."""
+    log = v0_log(events)
+    yield Submission("upgrade_v0", {"log": log}, what)
+    text = stored_text(log)
+    yield Submission("load", {"jsonl": text}, what)
+    yield Submission("read", {"jsonl": text}, what)
+
+
+def v0_submissions(seed: int = 0) -> Iterator[Submission]:
+    """Every v0 spelling of every event of the v0 sessions, alone and with each of its legacy members
+    broken; the retired forms after each session; each session spelled whole, in drawn chains
+    (:mod:`sessionlog_spec.suite.fuzz.legacy_v0`)."""
+    rng = random.Random(seed)
+    for events in v0_sessions():
+        for index, event in enumerate(events):
+            for name, spelled in spellings(event):
+                yield from v0_on_paths([*events[:index], spelled, *events[index + 1 :]], f"v0 {name}")
+                for fault, broken in member_faults(name, spelled):
+                    yield from v0_on_paths([*events[:index], broken, *events[index + 1 :]], f"v0 {fault}")
+        for name, retired in retired_forms(len(events), int(events[-1]["time"]) + 1):
+            yield from v0_on_paths([*events, retired], f"v0 {name}")
+        for _ in range(V0_CHAINS):
+            chain, names = spelled_log(events, rng, share=0.8)
+            yield from v0_on_paths(chain, f"v0 chain {', '.join(names)}")
+
+
+def scene_submissions(seeds: Sequence[int] = WALK_SEEDS) -> Iterator[Submission]:
+    """Every kind of relationship scene the walks over the rules' preconditions refuse
+    (:mod:`sessionlog_spec.suite.fuzz.scenes`), on every path."""
+    for scene in distinct_scenes(seeds):
+        yield from on_paths(list(scene.log), scene.event, f"scene {scene.what}")
 
 
 def generic_census(seed: int = 0) -> Iterator[tuple[Submission, frozenset[Cell]]]:

@@ -41,16 +41,9 @@ from sessionlog_spec.suite.agent.actions import (
     open_calls,
 )
 from sessionlog_spec.suite.agent.builder import BUILDER_TICK, RawEvent, SessionBuilder
-from sessionlog_spec.suite.agent.candidates import (
-    HARNESS_NOTE_TYPES,
-    MESSAGE_FAULTS,
-    MUTATIONS,
-    Context,
-    Mutation,
-    lift_event,
-    payload_fault_sweep,
-    standing_note,
-)
+from sessionlog_spec.suite.agent.candidates import MUTATIONS, Context, Mutation
+from sessionlog_spec.suite.agent.candidates.lifted import lift_event
+from sessionlog_spec.suite.agent.candidates.payloads import HARNESS_NOTE_TYPES, MESSAGE_FAULTS, payload_fault_sweep, standing_note
 from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
 from sessionlog_spec.suite.agent.loop import MODELS, MODES, AgentLoop
 from sessionlog_spec.suite.agent.variants import variants

@@ -76,6 +76,11 @@ class Disagreement(AssertionError):
         self.invariants = invariants
         self.codes = codes
 
+    def __reduce__(self) -> tuple[Callable[..., Disagreement], tuple[Any, ...], dict[str, Any]]:
+        """Pickled with its own arguments (and its notes), so a job process (``--jobs``) can return it."""
+        kind = None if type(self) is Disagreement else type(self).__name__.removeprefix("Disagreement[").removesuffix("]")
+        return _disagreement, (kind, self.group, self.mismatch, self.transcript, self.rule), self.__dict__
+
     @property
     def op(self) -> str:
         """The op of the failing exchange."""
@@ -85,6 +90,13 @@ class Disagreement(AssertionError):
     def case_id(self) -> str:
         """A stable name for this kind of failure: group, op and mismatch kind."""
         return f"{self.group}/{self.op}/{self.mismatch.kind}"
+
+
+def _disagreement(kind: str | None, group: str, mismatch: Mismatch, transcript: list[Exchange], rule: str | None) -> Disagreement:
+    """A :class:`Disagreement` (of :func:`disagreement_type` ``kind``) rebuilt from a pickle; its lists and notes
+    come back with its state."""
+    cls = Disagreement if kind is None else disagreement_type(kind)
+    return cls(group, mismatch, transcript, rule=rule, invariants=[], codes=[])
 
 
 Exercised = Callable[[Any], Iterable[str]]

@@ -8,6 +8,12 @@ event in a copy of the log (``seed``, ``load`` and ``read`` of its stored text, 
 as a v1 and as a v0 log).  Whole stored texts are perturbed line by line too.  The model's answer
 decides; the port must give the same verdict, code and state.
 
+Three rules generate from the model's rules and tables rather than perturb: a valid next event
+carrying two faults whose order the check-order table fixes (``fault_pair``), a short walk over the
+relationship rules' preconditions from where the log stands (``relationship_scene``), and the log
+spelled in the v0 forms of the edge's tables, now and then with a legacy member broken or a retired
+form added (``v0_log``).
+
 The group runs against any port that declares ``session``, ``read`` or ``legacy``, and asks only
 the paths the port declares.
 """
@@ -27,7 +33,9 @@ from sessionlog_spec.model.shapes import Context
 from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.payload_values import valid_payload
-from sessionlog_spec.suite.fuzz.paths import PATH_GROUPS, PATHS, STORED_PATHS
+from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, member_faults, retired_forms, spelled_log
+from sessionlog_spec.suite.fuzz.pairs import pairs_on
+from sessionlog_spec.suite.fuzz.paths import PATH_GROUPS, PATHS, STORED_PATHS, V0_PATHS
 from sessionlog_spec.suite.fuzz.perturb import (
     FAMILIES,
     carried,
@@ -38,6 +46,7 @@ from sessionlog_spec.suite.fuzz.perturb import (
     perturb_lines,
     reordered,
 )
+from sessionlog_spec.suite.fuzz.scenes import MOVES_CAP, constructive_moves, walk_from
 from sessionlog_spec.suite.machines.agent import AgentMachine
 from sessionlog_spec.suite.machines.base import step
 from sessionlog_spec.suite.machines.legacy import stored_text
@@ -50,6 +59,12 @@ SECOND_FAULT = 3
 """One perturbed event in this many carries a second fault: which code a port gives first
 (``invariants.md``, "Check order") is then asked too."""
 HEADER_LINE = {"type": "session", "version": 1, "id": "fuzz-1", "createdAt": 1_700_000_000_000, "delegationDepth": 0}
+PAIR_FAULTS = 40
+"""Faults of one event a pair step asks the model about at most, to find the pairs it carries."""
+SCENE_DEPTH = 2
+"""Steps of a relationship walk from the log one scene step takes."""
+SCENES_SENT = 6
+"""Scenes of such a walk one step sends at most (distinct codes first)."""
 """The header line of a stored text the group writes when the port holds no session of its own."""
 
 
@@ -241,3 +256,79 @@ class FuzzMachine(AgentMachine):
         with self.one_state_check():
             for _, edited in rng.sample(edits, min(SWEEP_CAP, len(edits))):
                 self.send_text(stored_text({"header": edited, "events": events}), path)
+
+    @precondition(lambda self: bool(self.paths()))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def fault_pair(self, rng: random.Random, data: st.DataObject) -> None:
+        """A valid next event carrying two faults whose order the check-order table fixes
+        (:func:`~sessionlog_spec.check_order.ordered_pairs`), a pair drawn among those it carries:
+        the model answers the first, and a port that checks in another order the second."""
+        path = self.pick(data, self.paths(), "path")
+        state = self.loop.state
+        nexts = [raws[0] for _, raws in constructive_moves(state) if len(raws) == 1]
+        rng.shuffle(nexts)
+        witness = next((w for event in nexts[:3] for w in pairs_on(state, event, rng, cap=PAIR_FAULTS)), None)
+        if witness is None:
+            return
+        self.retitle(f"fuzz_pair_{path}")
+        self.send_at_end(witness.event, path)
+
+    @precondition(lambda self: bool(self.paths()))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def relationship_scene(self, rng: random.Random, data: st.DataObject) -> None:
+        """A short walk over the relationship rules' preconditions from where the log stands
+        (:func:`~sessionlog_spec.suite.fuzz.scenes.walk_from`): its refused moves, each on the valid
+        log the walk had built, on one drawn path."""
+        path = self.pick(data, self.paths(), "path")
+        found: dict[str, list[Any]] = {}
+        for scene in walk_from(self.loop.state, rng, depth=SCENE_DEPTH, drawn=False, first_cap=MOVES_CAP):
+            found.setdefault(scene.code, []).append(scene)
+        if not found:
+            return
+        chosen = [rng.choice(found[code]) for code in rng.sample(sorted(found), min(SCENES_SENT, len(found)))]
+        self.retitle(f"fuzz_scene_{path}")
+        with self.one_state_check():
+            for scene in chosen:
+                if path == "append":
+                    if list(scene.log) != list(self.loop.log):
+                        continue  # the walk moved on from the harness's log: only a seed of it says so
+                    if self.append_or_refuse(scene.event):
+                        return
+                else:
+                    self.send_log([*scene.log, scene.event], path)
+                    if path in ("seed", "load"):
+                        return
+
+    @precondition(lambda self: bool(self.loop.log) and any(p in self.paths() for p in V0_PATHS))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def v0_log(self, rng: random.Random, data: st.DataObject) -> None:
+        """The log as a v0 writer could have written it: each event in a drawn spelling of the edge's
+        tables (N1–N9), and one in three with a legacy member broken or a retired form added; put to
+        the edge, or stored as v0 and loaded or read."""
+        path = self.pick(data, [p for p in V0_PATHS if p in self.paths()], "path")
+        events, _ = spelled_log(list(self.loop.log), rng)
+        fault = rng.randrange(3)
+        if fault == 1:
+            at = rng.randrange(len(events))
+            faults = member_faults("v0", events[at])
+            if faults:
+                events[at] = rng.choice(faults)[1]
+        elif fault == 2:
+            events.append(rng.choice(retired_forms(len(events), self.clock()))[1])
+        self.retitle(f"fuzz_v0_{path}")
+        log = {"header": {**V0_HEADER, "id": HEADER_LINE["id"]}, "events": events}
+        if path == "upgrade_v0":
+            self.exchange("upgrade_v0", log=log)
+        else:
+            self.send_text(stored_text(log), path)
+
+    def send_at_end(self, event: Any, path: str) -> None:
+        """``event`` after the log on ``path``: appended, or at the end of the log sent whole."""
+        if path == "append":
+            with self.one_state_check():
+                self.append_or_refuse(event)
+            return
+        self.send_log([*self.loop.log, event], path)

@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from sessionlog_spec.model.compaction import cut_balances
-from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.session import seed_session
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.actions import TOOL_NAMES, assistant_with_call, open_calls
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
-from sessionlog_spec.suite.agent.candidates import Mutation, orphaning_spans
+from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.agent.candidates.compaction import orphaning_spans
+from sessionlog_spec.suite.judged import appended as model_append_event
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 

@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
 from sessionlog_spec.model.relationships import relationship_finish
-from sessionlog_spec.model.session import EMPTY_SESSION, append_event
+from sessionlog_spec.model.session import EMPTY_SESSION
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent, realistic_session
-from sessionlog_spec.suite.agent.candidates import OPENINGS, Mutation, opened_scene
+from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.agent.candidates.relationships import OPENINGS, opened_scene
+from sessionlog_spec.suite.judged import appended
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
@@ -34,7 +36,7 @@ def _replayed_live(candidate: Any) -> bool:
         return False
     state = EMPTY_SESSION
     for event in candidate:
-        following = append_event(state, event)
+        following = appended(state, event)
         if isinstance(following, Violation):
             break
         state = following
@@ -94,7 +96,7 @@ class SessionMachine(LiveSessionMachine):
     @step
     def reseed(self, source: str, cut: float, what: str, rng: random.Random) -> None:
         """``prefix`` seeds the log cut anywhere, ``opened`` the log with ``what`` left open at its end
-        (:func:`~sessionlog_spec.suite.agent.candidates.opened_scene`): the end-of-seed marker then
+        (:func:`~sessionlog_spec.suite.agent.candidates.relationships.opened_scene`): the end-of-seed marker then
         lands in the middle of whatever was under way, and the session goes on from there."""
         events: list[RawEvent]
         if source == "inherit":

@@ -39,7 +39,7 @@ def banner(hello: Hello, options: RunOptions) -> str:
 
 
 class RunProgress:
-    """One progress bar per group, advanced after every example."""
+    """One progress bar per group, advanced after every example (of any group: under ``--jobs`` groups run side by side)."""
 
     def __init__(self, console: Console, examples: int) -> None:
         self.examples = examples
@@ -52,7 +52,7 @@ class RunProgress:
             console=console,
             transient=False,
         )
-        self.task: TaskID | None = None
+        self.tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> RunProgress:
         self.progress.start()
@@ -63,14 +63,13 @@ class RunProgress:
 
     def group_started(self, group: str) -> None:
         """A new bar for ``group``."""
-        if self.task is not None:
-            self.progress.update(self.task, completed=self.progress.tasks[self.task].completed)
-        self.task = self.progress.add_task(group, total=self.examples, steps=0)
+        self.tasks[group] = self.progress.add_task(group, total=self.examples, steps=0)
 
     def example(self, coverage: GroupCoverage) -> None:
-        """One more example of the current group (shrinking may run past the profile's count)."""
-        if self.task is not None:
-            self.progress.update(self.task, completed=min(coverage.examples, self.examples), steps=coverage.steps)
+        """One more example of ``coverage``'s group (shrinking may run past the profile's count)."""
+        task = self.tasks.get(coverage.group)
+        if task is not None:
+            self.progress.update(task, completed=min(coverage.examples, self.examples), steps=coverage.steps)
 
 
 class Heartbeat:
@@ -105,9 +104,9 @@ class Heartbeat:
             self.group, self.examples, self.steps = group, 0, 0
 
     def example(self, coverage: GroupCoverage) -> None:
-        """Count one more example of the current group."""
+        """Count one more example of ``coverage``'s group (the group that runs now, unless groups run side by side)."""
         with self._lock:
-            self.examples, self.steps = coverage.examples, coverage.steps
+            self.group, self.examples, self.steps = coverage.group, coverage.examples, coverage.steps
 
     def _beat(self) -> None:
         while not self._stop.wait(self.interval):

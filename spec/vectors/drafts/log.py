@@ -8,7 +8,7 @@ from typing import Any
 
 from sessionlog_spec.model.json_value import MAX_NESTING, MAX_SAFE_INTEGER, thaw
 from sessionlog_spec.suite.agent.builder import PROVIDER, SessionBuilder, basic_header, text_block
-from sessionlog_spec.suite.agent.candidates import nested_value
+from sessionlog_spec.suite.agent.candidates.log import nested_value
 from sessionlog_spec.vectors.drafts import steps
 from sessionlog_spec.vectors.drafts.scenes import history_one_turn, scene
 from sessionlog_spec.vectors.drafts.steps import case
