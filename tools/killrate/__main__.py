@@ -31,6 +31,10 @@ def _parser() -> argparse.ArgumentParser:
     go.add_argument("--markdown", type=Path, metavar="OUT.md", help="write the kill table as Markdown")
     go.add_argument("--seed", type=int, help="derandomise every suite run with this seed")
     go.add_argument("--all-groups", action="store_true", help="run every group against each mutant, not only its target")
+    go.add_argument(
+        "--groups", type=lambda text: tuple(g for g in text.split(",") if g), default=(), metavar="G1,G2",
+        help="run these groups against each mutant instead of its target",
+    )
     go.add_argument("--jobs", type=int, default=1, help="suite runs at a time (default 1)")
     go.add_argument("--repeat", type=int, default=1, help="suite runs per mutant, each with a fresh database (default 1)")
     go.add_argument("--work", type=Path, help="directory for suite reports, counterexamples, databases (reports/killrate)")
@@ -75,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         profile=args.profile,
         seed=args.seed,
         all_groups=args.all_groups,
+        groups=args.groups,
         jobs=args.jobs,
         timeout=args.timeout,
         strict_codes=not args.any_code,

@@ -52,6 +52,9 @@ class RunConfig:
     seed: int | None = None
     all_groups: bool = False
     """Run every group against each mutant instead of only its target group."""
+    groups: tuple[str, ...] = ()
+    """Run these groups against each mutant instead of its target group (e.g. the generic ``fuzz``
+    group against the survivors of a target-group run)."""
     jobs: int = 1
     work: Path = ROOT / "reports" / "killrate"
     """Where the suite's own reports, counterexample files and example databases go."""
@@ -331,7 +334,7 @@ class KillRun:
             "seed": self.config.seed,
             "strict_codes": self.config.strict_codes,
             "repeat": self.config.repeat,
-            "groups": "all" if self.config.all_groups else "target",
+            "groups": "all" if self.config.all_groups else ",".join(self.config.groups) or "target",
             "seconds": round(self.seconds, 1),
             "sources": self.sources,
             "totals": self.totals(),
@@ -384,7 +387,9 @@ def run(
     sources = {"git": git_revision(), **freeze_sources(config)}
 
     def groups_for(mutant: Mutant) -> list[str]:
-        return list(SUITE_GROUPS) if config.all_groups else [mutant.group]
+        if config.all_groups:
+            return list(SUITE_GROUPS)
+        return list(config.groups) or [mutant.group]
 
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
         # The unmutated port's runs are the longest (every group): they go to the pool one by one.
