@@ -208,6 +208,12 @@ def append_event(state: SessionState, raw: object) -> SessionState | Violation:
     )
 
 
+def position_named(where: str, index: int, first: int = 0, positions: Sequence[int] | None = None) -> str:
+    """Where a fold names the event at ``index``: ``where`` and ``index + first``, or ``positions[index]``
+    when given (the line each event was read from)."""
+    return f"{where} {index + first if positions is None else positions[index]}"
+
+
 def fold_session(
     raws: Sequence[object],
     where: str = "index",
@@ -238,7 +244,7 @@ def fold_session(
     for index, raw in enumerate(raws):
         admission = admit(nodes, LogPrefix(events, index), trace, raw, relations=relations, legacy_restart=legacy_restart)
         if isinstance(admission, Violation):
-            return admission.at(f"{where} {index + first if positions is None else positions[index]}")
+            return admission.at(position_named(where, index, first, positions))
         events.append(admission.event)
         trace = admission.trace
         relations = admission.relations
@@ -248,7 +254,7 @@ def fold_session(
             nodes[admission.plan.start_index : admission.plan.end_index] = [admission.plan.seq]
             generation += admission.plan.replacement is not None
     if complete and (unfinished := relationship_finish(relations)) is not None:
-        return unfinished.at(f"{where} {len(raws) - 1 + first if positions is None else positions[-1]}")
+        return unfinished.at(position_named(where, len(raws) - 1, first, positions))
     return SessionState(tuple(events), Surface(tuple(nodes), generation), trace, header, pending, relations)
 
 

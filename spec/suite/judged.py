@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
 from sessionlog_spec.model.relationships import SessionIdentity, relations_for, relationship_finish
-from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event, fold_session
+from sessionlog_spec.model.session import EMPTY_SESSION, SessionState, append_event, fold_session, position_named
 from sessionlog_spec.model.violation import Violation
 
 REMEMBERED = 8192
@@ -108,8 +108,8 @@ def folded(
     for index, raw in enumerate(raws):
         following = appended(state, raw)
         if isinstance(following, Violation):
-            return following.at(f"{where} {index + first if positions is None else positions[index]}")
+            return following.at(position_named(where, index, first, positions))
         state = following
     if complete and (unfinished := relationship_finish(state.relations)) is not None:
-        return unfinished.at(f"{where} {len(raws) - 1 + first if positions is None else positions[-1]}")
+        return unfinished.at(position_named(where, len(raws) - 1, first, positions))
     return state
