@@ -86,7 +86,8 @@ TUNED = "tuned"
 BLIND = "blind"
 FRESH = "fresh"
 UNSEEN = "unseen"
-HALVES = (TUNED, BLIND, FRESH, UNSEEN)
+SEALED = "sealed"
+HALVES = (TUNED, BLIND, FRESH, UNSEEN, SEALED)
 
 
 def mutant(  # noqa: PLR0917 - the catalogue's row: name, invariant, group, target, probe
@@ -123,6 +124,15 @@ def unseen_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
     """Register a mutant of the fourth half: written from the documents, the model and seqlog alone,
     without reading the conformance suite or its tests."""
     return mutant(name, invariant, group, owner, attr, probe, half=UNSEEN)
+
+
+def sealed_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
+    name: str, invariant: str, group: str, owner: type | ModuleType, attr: str, probe: p.Probe
+) -> Callable[[Wrapper], Wrapper]:
+    """Register a mutant of the fifth half: written from the documents, the model and seqlog alone,
+    without reading the conformance suite or its tests, and never run against the suite before its
+    first measurement."""
+    return mutant(name, invariant, group, owner, attr, probe, half=SEALED)
 
 
 def _data(event: Event) -> Mapping[str, Any]:
@@ -1354,7 +1364,7 @@ CANARY = Mutant(
 )
 """Must always die: a run in which it survives is void."""
 
-# The second, third and fourth halves register themselves on import; their modules need the helpers above.
+# The second to fifth halves register themselves on import; their modules need the helpers above.
 from killrate import (  # noqa: E402, F401
     blind_edges,
     blind_relations,
@@ -1362,6 +1372,9 @@ from killrate import (  # noqa: E402, F401
     fresh_edges,
     fresh_relations,
     fresh_values,
+    sealed_edges,
+    sealed_relations,
+    sealed_values,
     unseen_edges,
     unseen_relations,
     unseen_values,
