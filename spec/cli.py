@@ -153,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="run on N processes, each with its own port; groups and batches of their examples are spread "
         "over them and merged into one report (0 or auto: one per core; default 1)",
     )
+    check.add_argument(
+        "--fail-fast", action="store_true", help="stop after the first group that fails (the groups after it are not run)"
+    )
     check.add_argument("--max-examples", type=positive_int, metavar="N", help="override the profile's examples per group")
     check.add_argument("--steps", type=positive_int, metavar="N", help="override the profile's steps per example")
     check.add_argument("--shrink-seconds", type=positive_int, metavar="S", help="override how long one failure may be shrunk")

@@ -136,6 +136,9 @@ def check(args: argparse.Namespace) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         return USAGE_ERROR
+    if args.fail_fast and args.jobs > 1:
+        print("--fail-fast runs the groups one after another: it cannot be combined with --jobs", file=sys.stderr)
+        return USAGE_ERROR
     entries: list[Expectation] = []
     if args.expect_fail is not None:
         try:
@@ -161,6 +164,7 @@ def check(args: argparse.Namespace) -> int:
         cases_dir=args.cases_dir,
         max_examples=args.max_examples,
         step_count=args.steps,
+        fail_fast=args.fail_fast,
     )
     port_options = port_arguments(args.driver, args.port, args.timeout)
     try:
@@ -186,6 +190,9 @@ def check(args: argparse.Namespace) -> int:
             lambda: start_failure_junit(options, fault, port_options),
         )
         return FAILED if written else USAGE_ERROR
+    not_run = [g for g in options.groups() if g not in {r.group for r in result.groups}]
+    if not_run:
+        err.print(f"--fail-fast: stopped at the first failing group; not run: {', '.join(not_run)}", markup=False)
     judgement = judge(result.groups, entries)
     verdict = decide(result, judgement)
     show(Console(width=None if sys.stdout.isatty() else REPORT_WIDTH), result, judgement, verdict, port_options)

@@ -48,6 +48,8 @@ class RunOptions:
     examples_seed: int | None = None
     """The seed of this run's examples when it differs from ``seed``: one batch of a group split over
     job processes (``--jobs``, :mod:`sessionlog_spec.suite.parallel`) draws from a seed derived from it."""
+    fail_fast: bool = False
+    """Stop after the first group that fails (``--fail-fast``): the groups after it are not run."""
 
     def groups(self) -> tuple[str, ...]:
         """The groups this run covers, in report order."""
@@ -219,6 +221,9 @@ def machine_factory(group: str, context: MachineContext, seed: int | None) -> Ca
     def machine() -> Any:
         return MACHINES[group](context)
 
+    # What a machine draws once, outside the test (Hypothesis cannot run a test inside another).
+    getattr(MACHINES[group], "prepare", lambda: None)()
+
     # Hypothesis keys its database by this digest and derandomises from this seed (see @seed).
     machine._hypothesis_internal_add_digest = f"sessionlog-conformance:{group}".encode()  # type: ignore[attr-defined]
     if seed is not None:
@@ -329,6 +334,8 @@ def run(
             if on_group is not None:
                 on_group(group)
             results.append(run_group(group, port, hello, options, on_example))
+            if options.fail_fast and results[-1].status == FAILED:
+                break
         reachable = None
         if census is not None:
             try:

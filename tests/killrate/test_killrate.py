@@ -27,6 +27,7 @@ from killrate.run import (
 )
 from sessionlog_spec.protocol.messages import GROUPS
 from sessionlog_spec.registry import BY_ID
+from sessionlog_spec.suite.groups import SUITE_GROUPS
 
 
 def _seqlog_bindings() -> dict[tuple[str, str], int]:
@@ -162,3 +163,32 @@ def test_the_unmutated_port_s_repeated_runs_are_spread_over_the_jobs(monkeypatch
     assert sorted(r for n, r in calls if n == "none") == ["-run1", "-run2", "-run3"]
     assert (result.baseline.status, result.baseline.runs, result.baseline.seconds) == (PASSED, 3, 6.0)
     assert result.verdict == "all-killed"
+
+
+@pytest.mark.parametrize("dies_in_target", [True, False])
+def test_an_all_groups_run_takes_the_target_group_first_then_the_rest_failing_fast(
+    monkeypatch: pytest.MonkeyPatch, dies_in_target: bool
+) -> None:
+    """A kill in the target group ends the mutant's run; a survivor then meets every other group in one
+    suite run that stops at its first failing group, and the two runs count as one."""
+    calls: list[list[str]] = []
+    mutant = BY_NAME["append_placed_at_head"]
+
+    def fake_check(config: RunConfig, name: str, groups: Sequence[str], m: Mutant | None, run_id: str = "") -> Outcome:
+        calls.append(list(groups))
+        killed = dies_in_target or groups != [mutant.group]
+        outcome = dataclasses.replace(_outcome(name, KILLED if killed else SURVIVED), seconds=3.0, kills=int(killed))
+        outcome.groups_run, outcome.found_seconds = list(groups), (1.0 if killed else None)
+        return outcome
+
+    monkeypatch.setattr(runner, "check", fake_check)
+    outcome = runner.check_repeated(RunConfig(all_groups=True, snapshot=False), mutant.name, [], mutant)
+    rest = [g for g in SUITE_GROUPS if g != mutant.group]
+    assert calls == ([[mutant.group]] if dies_in_target else [[mutant.group], rest])
+    assert outcome.status == KILLED
+    assert outcome.groups_run == ([mutant.group] if dies_in_target else [mutant.group, *rest])
+    assert (outcome.seconds, outcome.found_seconds) == ((3.0, 1.0) if dies_in_target else (6.0, 4.0))
+    argv = check_command(RunConfig(snapshot=False, python="true"), mutant.name, rest, Path("r.json"))
+    assert "--fail-fast" in argv and "--fail-fast" not in check_command(
+        RunConfig(snapshot=False, python="true"), mutant.name, [mutant.group], Path("r.json")
+    )

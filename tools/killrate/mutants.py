@@ -65,7 +65,9 @@ class Mutant:
     """Requests on which the mutant's replies differ from seqlog's."""
     half: str = "tuned"
     """``tuned``: written alongside the suite.  ``blind``: written from the invariant list alone,
-    before any suite change aimed at it."""
+    before any suite change aimed at it.  ``fresh``, ``unseen`` and ``sealed``: written later from the
+    invariant list, the model and seqlog alone, each measured on its first run before anything was
+    tuned on it."""
 
     @property
     def target(self) -> str:

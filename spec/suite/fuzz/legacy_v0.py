@@ -170,6 +170,39 @@ def member_faults(name: str, spelled: RawEvent) -> list[Spelling]:
     return found
 
 
+def _names_of(value: object) -> set[str]:
+    """Every member name of every object inside ``value``."""
+    if isinstance(value, dict):
+        return set(value).union(*(_names_of(item) for item in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_names_of(item) for item in value))
+    return set()
+
+
+def member_additions(name: str, spelled: RawEvent, upgraded: RawEvent) -> list[Spelling]:
+    """The legacy record of ``spelled`` with a member added that the edge writes itself: each name of
+    the v1 event it becomes (``kind`` in a provenance, ``id`` in a trigger, ``surfaceOp`` beside a
+    steering message), given the v1 value where it has one at the same place, else a string.  A record
+    open to any member keeps it (and the edge must not let it overwrite what it writes); a closed one
+    is refused: the model says which."""
+    found: list[Spelling] = []
+    names = _names_of(upgraded.get("data")) | {"kind", "id", "role", "source", "turn", "step"}
+    for path, record in _records(spelled.get("data")):
+        where = ".".join(str(p) for p in ("data", *path))
+        target: object = upgraded.get("data")
+        for step in path:
+            target = target.get(step) if isinstance(target, dict) and isinstance(step, str) else None
+        for key in sorted(names - set(record)):
+            value = target.get(key, f"written {key}") if isinstance(target, dict) else f"written {key}"
+            found.append((f"{name}: {where}.{key} added", _edit(spelled, path, key, value)))
+    for key in ("surfaceOp", "sourceEventSeqs", "ignorable"):
+        if key in upgraded and key not in spelled:
+            found.append((f"{name}: {key} beside it", {**copy.deepcopy(spelled), key: copy.deepcopy(upgraded[key])}))
+        elif key in spelled:
+            found.append((f"{name}: without {key}", {k: copy.deepcopy(v) for k, v in spelled.items() if k != key}))
+    return found
+
+
 def spelled_log(events: Sequence[RawEvent], rng: random.Random, share: float = 0.5) -> tuple[list[RawEvent], list[str]]:
     """``events`` as a v0 writer could have written them: each event, with chance ``share``, in one of
     its spellings (drawn), and the names of the spellings used."""

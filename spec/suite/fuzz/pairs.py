@@ -30,10 +30,13 @@ from sessionlog_spec.model.event import encode_event
 from sessionlog_spec.model.session import SessionState, append_event
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, realistic_session
+from sessionlog_spec.suite.fuzz.double import double_faults
 from sessionlog_spec.suite.fuzz.perturb import Edit, moved_to, perturbations
-from sessionlog_spec.suite.fuzz.scenes import Edits, _apply, distinct_scenes, member_pool, rebindings, rule_members
+from sessionlog_spec.suite.fuzz.scenes import Edits, Scene, _apply, distinct_scenes, member_pool, rebindings, rule_members
 from sessionlog_spec.suite.rule_space import code_types
 
+SCENE_FAULTS: Final = 24
+"""Faults of a scene's template :func:`scene_doubles` asks the model about."""
 CARRIERS_PER_KIND: Final = 2
 """Carriers kept for each (code, type): the second faults are tried on each."""
 
@@ -86,6 +89,19 @@ def _independent(first: _Fault, second: _Fault, event: RawEvent) -> RawEvent | N
     return one if one == other else None
 
 
+def spread(faults: Sequence[_Fault], rng: random.Random, cap: int) -> list[_Fault]:
+    """``cap`` of ``faults``, one of each place first (the family and the member a name starts with),
+    in a drawn order: a draw by fault would mostly take the places with many values."""
+    by_place: dict[str, list[_Fault]] = {}
+    for fault in faults:
+        by_place.setdefault(" ".join(fault.name.split(" ")[:2]), []).append(fault)
+    places = sorted(by_place)
+    rng.shuffle(places)
+    chosen = [rng.choice(by_place[place]) for place in places[:cap]]
+    rest = [f for f in faults if f not in chosen]
+    return chosen + rng.sample(rest, max(0, min(len(rest), cap - len(chosen))))
+
+
 @functools.cache
 def _pair_table() -> frozenset[tuple[str, str]]:
     return frozenset(ordered_pairs())
@@ -100,7 +116,7 @@ def pairs_on(state: SessionState, event: RawEvent, rng: random.Random, cap: int 
     singles: dict[str, list[_Fault]] = {}
     faults = _faults(state, event, rng)
     if cap is not None and len(faults) > cap:
-        faults = rng.sample(faults, cap)
+        faults = spread(faults, rng, cap)
     for fault in faults:
         try:
             code = _code(state, fault.apply(event))
@@ -120,6 +136,19 @@ def pairs_on(state: SessionState, event: RawEvent, rng: random.Random, cap: int 
             if both is not None and _code(state, both) == a:
                 yield PairWitness(a, b, log, both, f"{fault_a.name} + {fault_b.name}")
                 break
+
+
+def scene_doubles(scene: Scene, rng: random.Random, cap: int) -> list[RawEvent]:
+    """``scene``'s event with a second fault whose code alone differs from the scene's, and pairs of
+    the template's other faults (:func:`~sessionlog_spec.suite.fuzz.double.double_faults`): the order
+    of two relationship conditions on one event (a repeated start that also names another step) is
+    asked as the order of any two checks is."""
+    state, base = scene.state, scene.base
+    if state is None or base is None or _code(state, base) is not None:
+        return []
+    singles = [("scene", scene.event)] + [(f.name, f.apply(base)) for f in spread(_faults(state, base, rng), rng, SCENE_FAULTS)]
+    doubled = double_faults(base, singles, lambda event: _code(state, event), rng, cap)
+    return [event for _, event in doubled if isinstance(event, dict)]
 
 
 def _scene_pairs(rng: random.Random) -> Iterator[PairWitness]:

@@ -91,10 +91,58 @@ def envelope_perturbations(event: RawEvent, length: int) -> list[Perturbation]:
         found.append(Perturbation("envelope", f"surfaceOp {value!r}", _set("surfaceOp", value)))
     for value in ([], [0], [length], 0, None, [0, 0], [-1], ["0"]):
         found.append(Perturbation("envelope", f"sourceEventSeqs {value!r}", _set("sourceEventSeqs", value)))
+    found += provenance_perturbations(event, length)
     for value in ([], "x", 0, None):
         found.append(Perturbation("envelope", f"data {value!r}", _set("data", value)))
     for value in ("", 1, None):
         found.append(Perturbation("envelope", f"type {value!r}", _set("type", value)))
+    return found
+
+
+def provenance_perturbations(event: RawEvent, length: int) -> list[Perturbation]:
+    """The surface metadata ``event`` carries, moved member by member: a replace's ``start`` and
+    ``end`` to every boundary of the log (``-1``, ``0``, each other, the last seq, ``length`` and past
+    it, a fraction, a string) and its ``op`` to the other ops; ``sourceEventSeqs`` with each cited seq
+    dropped, doubled, moved to ``-1``, to the event's own seq and past it, the list reversed, emptied
+    or left out; an append given a replace over its own neighbourhood.  The values come from the event
+    and the log it stands in, so a rule is tried at the bounds of *this* event, not of a fixed one."""
+    found: list[Perturbation] = []
+    op = event.get("surfaceOp")
+    last = length - 1
+    if isinstance(op, dict):
+        for member in ("start", "end"):
+            for value in (-1, 0, op.get("end" if member == "start" else "start"), last, length, length + 1, 0.5, "0", None):
+                if value == op.get(member) and type(value) is type(op.get(member)):
+                    continue  # no change
+                found.append(Perturbation("envelope", f"surfaceOp.{member} {value!r}", _set("surfaceOp", {**op, member: value})))
+            found.append(
+                Perturbation(
+                    "envelope", f"surfaceOp.{member} dropped", _set("surfaceOp", {k: v for k, v in op.items() if k != member})
+                )
+            )
+        for value in ("append", "rewrite", "", None):
+            found.append(Perturbation("envelope", f"surfaceOp.op {value!r}", _set("surfaceOp", {**op, "op": value})))
+        found.append(Perturbation("envelope", "surfaceOp undeclared member", _set("surfaceOp", {**op, "seqs": []})))
+    elif op == "append" and length > 0:
+        for start, end in ((last, last), (0, last), (last, 0), (length, length)):
+            replace = {"op": "replace", "start": start, "end": end}
+            found.append(Perturbation("envelope", f"surfaceOp replace {start}..{end}", _set("surfaceOp", replace)))
+    sources = event.get("sourceEventSeqs")
+    if isinstance(sources, list) and sources:
+        found.append(Perturbation("envelope", "sourceEventSeqs reversed", _set("sourceEventSeqs", sources[::-1])))
+        for index in range(min(len(sources), 3)):
+            rest = sources[:index] + sources[index + 1 :]
+            found.append(Perturbation("envelope", f"sourceEventSeqs without [{index}]", _set("sourceEventSeqs", rest)))
+            found.append(
+                Perturbation(
+                    "envelope", f"sourceEventSeqs [{index}] doubled", _set("sourceEventSeqs", [*sources, sources[index]])
+                )
+            )
+            for value in (-1, length, length + 1):
+                moved = [*sources[:index], value, *sources[index + 1 :]]
+                found.append(Perturbation("envelope", f"sourceEventSeqs [{index}] {value!r}", _set("sourceEventSeqs", moved)))
+    elif "surfaceOp" in event and "sourceEventSeqs" not in event and length > 0:
+        found.append(Perturbation("envelope", "sourceEventSeqs citing the last seq", _set("sourceEventSeqs", [last])))
     return found
 
 
@@ -188,6 +236,24 @@ def perturbations(event: RawEvent, length: int, rng: random.Random) -> dict[str,
         "lossless": lossless_perturbations(event, rng),
         "type": type_perturbations(event),
     }
+
+
+def form_of(event: RawEvent) -> tuple[str, str, bool]:
+    """What a rule can tell apart in an event before its values: its type, its surface op and
+    whether it cites sources (a tool result appended and one rewritten are different forms)."""
+    op = event.get("surfaceOp")
+    kind = op.get("op", "?") if isinstance(op, dict) else str(op)
+    return str(event.get("type")), str(kind), "sourceEventSeqs" in event
+
+
+def by_form(events: Sequence[RawEvent], rng: random.Random) -> int:
+    """The index of an event of ``events``, a form (:func:`form_of`) drawn evenly first: a log holds
+    many messages and few rewrites, retries or compaction events, and a draw by event would
+    perturb the rare forms rarely."""
+    forms: dict[tuple[str, str, bool], list[int]] = {}
+    for index, event in enumerate(events):
+        forms.setdefault(form_of(event), []).append(index)
+    return rng.choice(forms[rng.choice(sorted(forms))])
 
 
 def family_sweep(event: RawEvent, length: int, rng: random.Random, family: str, cap: int) -> list[Perturbation]:

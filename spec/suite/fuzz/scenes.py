@@ -42,11 +42,12 @@ import inspect
 import random
 import textwrap
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 
 from sessionlog_spec.model import relationships
 from sessionlog_spec.model.event import encode_event
@@ -176,8 +177,9 @@ def rebound(template: RawEvent, pool: Sequence[object], rng: random.Random) -> I
 
 
 @functools.cache
+@functools.cache
 def drawn_templates() -> Mapping[str, tuple[Mapping[str, Any], ...]]:
-    """Two payloads of every rule's type, drawn along the type's shape (derandomised)."""
+    """Two payloads of every rule's type, drawn along the type's shape (derandomised, once)."""
     drawn: dict[str, list[Mapping[str, Any]]] = {t: [] for t in RULE_TYPES if t in EVENT_PAYLOADS}
 
     @settings(max_examples=2, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
@@ -190,6 +192,14 @@ def drawn_templates() -> Mapping[str, tuple[Mapping[str, Any], ...]]:
 
     draw()
     return {t: tuple(p) for t, p in drawn.items()}
+
+
+def ready_templates() -> Mapping[str, tuple[Mapping[str, Any], ...]]:
+    """:func:`drawn_templates` where they can be had: drawn already, or drawable here (outside a
+    Hypothesis test, which cannot run another inside it); else none."""
+    if drawn_templates.cache_info().currsize or not currently_in_test_context():
+        return drawn_templates()
+    return {}
 
 
 def _attempt(make: Callable[[], RawEvent | None]) -> RawEvent | None:
@@ -278,7 +288,7 @@ def rebound_moves(
     for _, raws in constructive:
         if raws and raws[0]["type"] in templates:
             templates[raws[0]["type"]].append(raws[0])
-    for type_, payloads in (drawn_templates() if drawn else {}).items():
+    for type_, payloads in (ready_templates() if drawn else {}).items():
         templates[type_].extend({"type": type_, "seq": 0, "time": 0, "data": copy.deepcopy(p)} for p in payloads)
     specs: list[tuple[str, RawEvent, Edits]] = []
     for type_, found in templates.items():
@@ -324,6 +334,8 @@ class Scene:
     """The template a rebound move was made from (``None`` for a constructive move)."""
     edits: Edits = ()
     """The rebindings that made ``event`` of ``base``."""
+    state: SessionState | None = field(default=None, compare=False, repr=False)
+    """The model's session after ``log``, when the walk had it."""
 
 
 def _extend(state: SessionState, raws: Sequence[RawEvent]) -> SessionState | Violation:
@@ -356,7 +368,7 @@ def walk_from(
             if isinstance(after, Violation):
                 if len(raws) == 1:
                     base, edits = (origin.base, origin.edits) if origin is not None else (None, ())
-                    yield Scene(log, raws[0], name, after.code.value, base, edits)
+                    yield Scene(log, raws[0], name, after.code.value, base, edits, state)
                 continue
             if index >= len(constructive):
                 rare.append(after)

@@ -8,11 +8,18 @@ event in a copy of the log (``seed``, ``load`` and ``read`` of its stored text, 
 as a v1 and as a v0 log).  Whole stored texts are perturbed line by line too.  The model's answer
 decides; the port must give the same verdict, code and state.
 
-Three rules generate from the model's rules and tables rather than perturb: a valid next event
+Which event is perturbed is drawn by form first (type, surface op, cited sources), so the rare forms
+of a log (a rewrite, a retry, a compaction's events) are perturbed as often as its messages; and an
+event, a header line or a relationship scene is sent now and then with two faults whose codes alone
+differ (:mod:`sessionlog_spec.suite.fuzz.double`), so the order of any two checks is asked.
+
+Four rules generate from the model's rules and tables rather than perturb: a valid next event
 carrying two faults whose order the check-order table fixes (``fault_pair``), a short walk over the
-relationship rules' preconditions from where the log stands (``relationship_scene``), and the log
-spelled in the v0 forms of the edge's tables, now and then with a legacy member broken or a retired
-form added (``v0_log``).
+relationship rules' preconditions from where the log stands (``relationship_scene``), the log
+spelled in the v0 forms of the edge's tables, with a legacy member broken, a member the edge writes
+added, an envelope member changed, the order edited or a retired form added (``v0_log``), and the
+log stored in a drawn layout of the physical codec, under a fork's header line now and then
+(``stored_layout``).
 
 The group runs against any port that declares ``session``, ``read`` or ``legacy``, and asks only
 the paths the port declares.
@@ -20,33 +27,42 @@ the paths the port declares.
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
+from sessionlog_spec.model.jsonl import header_line_problem, seed_length_problem
 from sessionlog_spec.model.load import save_session
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.shapes import Context
+from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.payload_values import valid_payload
-from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, member_faults, retired_forms, spelled_log
-from sessionlog_spec.suite.fuzz.pairs import pairs_on
+from sessionlog_spec.suite.fuzz.double import double_faults
+from sessionlog_spec.suite.fuzz.layouts import chunk_run, laid_out_rows, layout, retimed, row_faults
+from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, member_additions, member_faults, retired_forms, spelled_log
+from sessionlog_spec.suite.fuzz.pairs import pairs_on, scene_doubles
 from sessionlog_spec.suite.fuzz.paths import PATH_GROUPS, PATHS, STORED_PATHS, V0_PATHS
 from sessionlog_spec.suite.fuzz.perturb import (
     FAMILIES,
+    Perturbation,
+    by_form,
     carried,
     draw_perturbation,
+    envelope_perturbations,
     family_sweep,
     header_line_edits,
     moved_to,
     perturb_lines,
     reordered,
 )
-from sessionlog_spec.suite.fuzz.scenes import MOVES_CAP, constructive_moves, walk_from
+from sessionlog_spec.suite.fuzz.scenes import MOVES_CAP, constructive_moves, drawn_templates, walk_from
+from sessionlog_spec.suite.judged import appended, folded
 from sessionlog_spec.suite.machines.agent import AgentMachine
 from sessionlog_spec.suite.machines.base import step
 from sessionlog_spec.suite.machines.legacy import stored_text
@@ -55,17 +71,27 @@ SWEEP_CAP = 24
 """How many perturbations of one family one step sends at most."""
 DRAWN_AFTER = 4
 """Events a log holds before a payload is drawn for its end: a payload citing earlier seqs needs some."""
-SECOND_FAULT = 3
-"""One perturbed event in this many carries a second fault: which code a port gives first
-(``invariants.md``, "Check order") is then asked too."""
+DRAWN_PER_STEP = 4
+"""Payloads of one drawn type a drawn step sends at most (until one is accepted)."""
+DOUBLE_CAP = 8
+"""Values carrying two faults with different codes alone (:mod:`~sessionlog_spec.suite.fuzz.double`)
+one step sends at most, beside its single faults: the order of two checks inside one value."""
 HEADER_LINE = {"type": "session", "version": 1, "id": "fuzz-1", "createdAt": 1_700_000_000_000, "delegationDepth": 0}
+"""The header line of a stored text the group writes when the port holds no session of its own."""
 PAIR_FAULTS = 40
 """Faults of one event a pair step asks the model about at most, to find the pairs it carries."""
+PAIRS_SENT = 6
+"""Pairs of one step's events a pair step sends at most (each a different pair of codes)."""
 SCENE_DEPTH = 2
 """Steps of a relationship walk from the log one scene step takes."""
 SCENES_SENT = 6
 """Scenes of such a walk one step sends at most (distinct codes first)."""
-"""The header line of a stored text the group writes when the port holds no session of its own."""
+LAYOUT_FAULTS = 2
+"""Rows of a drawn layout one layout step sends broken (each in a text of its own)."""
+V0_VARIANTS = 3
+"""Logs one v0 step sends: its spelled log as it stands or changed one way each."""
+SCENE_DOUBLES = 2
+"""Events carrying a scene's fault and another (or two other faults of its template) sent after it."""
 
 
 class FuzzMachine(AgentMachine):
@@ -73,6 +99,12 @@ class FuzzMachine(AgentMachine):
 
     group = "fuzz"
     injections = ()
+
+    @classmethod
+    def prepare(cls) -> None:
+        """Draw the relationship rules' templates (:func:`~sessionlog_spec.suite.fuzz.scenes.drawn_templates`)
+        before the examples run, so the walks rebind drawn payloads of every rule's type too."""
+        drawn_templates()
 
     def start(self) -> None:
         if self.live:
@@ -162,25 +194,21 @@ class FuzzMachine(AgentMachine):
     @step
     def perturbed_event(self, rng: random.Random, data: st.DataObject) -> None:
         """An event of the log perturbed every way of one family (or a draw of them), each on one
-        declared path; one in :data:`SECOND_FAULT` carries a second fault."""
+        declared path, and some carrying two faults whose codes alone differ (:meth:`doubled`)."""
         path = self.pick(data, self.paths(), "path")
         family = self.pick(data, FAMILIES, "family")
         log = list(self.loop.log)
         if path == "append":
-            base = moved_to(rng.choice(log), len(log), self.clock()) if rng.randrange(2) else rng.choice(log)
+            chosen = log[by_form(log, rng)]
+            base = moved_to(chosen, len(log), self.clock()) if rng.randrange(2) else chosen
             index = len(log)
         else:
-            index = rng.randrange(len(log))
+            index = by_form(log, rng)
             base = log[index]
         self.retitle(f"fuzz_{path}")
+        sweep = family_sweep(base, index, rng, family, SWEEP_CAP)
         with self.one_state_check():
-            for perturbation in family_sweep(base, index, rng, family, SWEEP_CAP):
-                event = perturbation.edit(base)
-                if rng.randrange(SECOND_FAULT) == 0:
-                    # A second fault, half the time of the same family (two rules of one stage: the order
-                    # within it), else of any: the order across stages.
-                    second = draw_perturbation(event, index, rng, only=family if rng.randrange(2) else None)
-                    event = event if second is None or second.name == perturbation.name else second.edit(event)
+            for event in [p.edit(base) for p in sweep] + self.doubled(base, index, sweep, rng):
                 if path == "append":
                     if self.append_or_refuse(event):
                         return
@@ -188,6 +216,22 @@ class FuzzMachine(AgentMachine):
                     self.send_log([*log[:index], event, *log[index + 1 :]], path)
                     if path in ("seed", "load") and len(self.loop.log) != len(log):
                         return
+
+    def doubled(self, base: RawEvent, index: int, sweep: list[Perturbation], rng: random.Random) -> list[RawEvent]:
+        """``base`` (standing at ``index`` of the log) carrying two faults whose codes alone differ: one of
+        the sweep's and one of any family, so the order of two checks within a stage and across stages is
+        asked (:func:`~sessionlog_spec.suite.fuzz.double.double_faults`, codes from the model)."""
+        state = self.loop.state if index >= len(self.loop.log) else folded(self.loop.log[:index], complete=False)
+        if isinstance(state, Violation):
+            return []
+        others = [d for _ in range(SWEEP_CAP) if (d := draw_perturbation(base, index, rng)) is not None]
+        singles = {p.name: p.edit(base) for p in [*sweep, *others]}
+
+        def code_of(event: object) -> str | None:
+            answer = appended(state, event)
+            return answer.code.value if isinstance(answer, Violation) else None
+
+        return [e for _, e in double_faults(base, list(singles.items()), code_of, rng, DOUBLE_CAP) if isinstance(e, dict)]
 
     @precondition(lambda self: bool(self.loop.log) and any(p in self.paths() for p in STORED_PATHS))
     @rule(rng=st.randoms(use_true_random=True), data=st.data(), edits=st.integers(1, 3))
@@ -200,6 +244,52 @@ class FuzzMachine(AgentMachine):
         perturbed, _ = perturb_lines(text, rng, edits)
         self.retitle(f"fuzz_lines_{path}")
         self.send_text(perturbed, path)
+
+    @precondition(lambda self: bool(self.loop.log) and any(p in self.paths() for p in STORED_PATHS))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def stored_layout(self, rng: random.Random, data: st.DataObject) -> None:
+        """The log stored in a drawn layout of the physical codec (:mod:`~sessionlog_spec.suite.fuzz.layouts`):
+        chunk runs packed at drawn cuts (rows of one chunk too), provenance as ranges, now and then a run
+        of chunks of a drawn kind after an open step and a clock that goes back, a third of them under a
+        fork's header line (the log's first events inherited); then, for some, one row the layout wrote
+        broken at one place.  Loaded or read."""
+        path = self.pick(data, [p for p in STORED_PATHS if p in self.paths()], "path")
+        events = [*self.loop.log, *self.chunks_after(rng)]
+        if rng.randrange(2):
+            events = retimed(events, rng)
+        rows = layout(events, rng)
+        texts = [rows]
+        laid = laid_out_rows(rows)
+        for at in rng.sample(laid, min(LAYOUT_FAULTS, len(laid))):
+            _, broken = rng.choice(row_faults(rows[at]))
+            texts.append([*rows[:at], broken, *rows[at + 1 :]])
+        header = HEADER_LINE
+        if rng.randrange(3) == 0:
+            # A fork's log: its first seedLength events are the parent's, markers naming the parent included.
+            header = {**HEADER_LINE, "id": "fuzz-child", "parentSession": HEADER_LINE["id"], "origin": "subagent",
+                      "delegationDepth": 1, "seedLength": rng.randint(0, len(events))}  # fmt: skip
+        self.retitle(f"fuzz_layout_{path}")
+        with self.one_state_check():
+            for rows_ in texts:
+                self.send_text(stored_text({"header": header, "events": rows_}), path)
+
+    def chunks_after(self, rng: random.Random) -> list[RawEvent]:
+        """A run of chunks the log could go on with (:func:`~sessionlog_spec.suite.fuzz.layouts.chunk_run`),
+        as far as the model accepts it; none when no step is open."""
+        state = self.loop.state
+        turn, step_ = state.trace.open_turn, state.trace.open_step
+        if turn is None or step_ is None:
+            return []
+        run = chunk_run(turn, step_, len(self.loop.log), self.clock(), rng)
+        kept: list[RawEvent] = []
+        for event in run:
+            after = appended(state, event)
+            if isinstance(after, Violation):
+                break
+            state = after
+            kept.append(event)
+        return kept
 
     @precondition(lambda self: len(self.loop.log) > 1 and bool(self.paths()))
     @rule(rng=st.randoms(use_true_random=True), data=st.data())
@@ -227,18 +317,20 @@ class FuzzMachine(AgentMachine):
         log stands: valid values the harness's builders never write, and the relationship rules on them."""
         path = self.pick(data, self.paths(), "path")
         event_type = self.pick(data, sorted(EVENT_PAYLOADS), "type")
-        seq = len(self.loop.log)
-        payload = data.draw(valid_payload(EVENT_PAYLOADS[event_type], Context(event_seq=seq)), label="payload")
-        if not carried(payload):
-            return
-        time = self.clock()
-        event = {"type": event_type, "seq": seq, "time": time, "data": payload}
+        seq, log = len(self.loop.log), list(self.loop.log)
+        strategy = valid_payload(EVENT_PAYLOADS[event_type], Context(event_seq=seq))
+        payloads = [p for p in data.draw(st.lists(strategy, min_size=1, max_size=DRAWN_PER_STEP), label="payloads") if carried(p)]
         self.retitle(f"fuzz_drawn_{path}")
-        if path == "append":
-            with self.one_state_check():
-                self.append_or_refuse(event)
-            return
-        self.send_log([*self.loop.log, event], path)
+        with self.one_state_check():
+            for payload in payloads:
+                event = {"type": event_type, "seq": seq, "time": self.clock(), "data": payload}
+                if path == "append":
+                    if self.append_or_refuse(event):
+                        return
+                    continue
+                self.send_log([*log, event], path)
+                if path in ("seed", "load") and len(self.loop.log) != len(log):
+                    return  # accepted: the harness goes on from it
 
     @precondition(lambda self: any(p in self.paths() for p in STORED_PATHS))
     @rule(rng=st.randoms(use_true_random=True), data=st.data(), child=st.booleans())
@@ -253,8 +345,16 @@ class FuzzMachine(AgentMachine):
             header |= {"parentSession": "fuzz-parent", "seedLength": len(events), "origin": "subagent", "delegationDepth": 1}
         edits = header_line_edits(header, len(events))
         self.retitle(f"fuzz_header_{path}")
+
+        def code_of(edited: object) -> str | None:
+            if not isinstance(edited, dict):
+                return "not an object"
+            problem = header_line_problem(edited) or seed_length_problem(edited, len(events))
+            return None if problem is None else problem.code.value
+
+        doubled = list(double_faults(header, edits, code_of, rng, DOUBLE_CAP))
         with self.one_state_check():
-            for _, edited in rng.sample(edits, min(SWEEP_CAP, len(edits))):
+            for _, edited in [*rng.sample(edits, min(SWEEP_CAP, len(edits))), *doubled]:
                 self.send_text(stored_text({"header": edited, "events": events}), path)
 
     @precondition(lambda self: bool(self.paths()))
@@ -268,11 +368,13 @@ class FuzzMachine(AgentMachine):
         state = self.loop.state
         nexts = [raws[0] for _, raws in constructive_moves(state) if len(raws) == 1]
         rng.shuffle(nexts)
-        witness = next((w for event in nexts[:3] for w in pairs_on(state, event, rng, cap=PAIR_FAULTS)), None)
-        if witness is None:
+        witnesses = [w for event in nexts[:3] for w in itertools.islice(pairs_on(state, event, rng, cap=PAIR_FAULTS), PAIRS_SENT)]
+        if not witnesses:
             return
         self.retitle(f"fuzz_pair_{path}")
-        self.send_at_end(witness.event, path)
+        with self.one_state_check():
+            for witness in rng.sample(witnesses, min(PAIRS_SENT, len(witnesses))):
+                self.send_at_end(witness.event, path)
 
     @precondition(lambda self: bool(self.paths()))
     @rule(rng=st.randoms(use_true_random=True), data=st.data())
@@ -283,7 +385,7 @@ class FuzzMachine(AgentMachine):
         log the walk had built, on one drawn path."""
         path = self.pick(data, self.paths(), "path")
         found: dict[str, list[Any]] = {}
-        for scene in walk_from(self.loop.state, rng, depth=SCENE_DEPTH, drawn=False, first_cap=MOVES_CAP):
+        for scene in walk_from(self.loop.state, rng, depth=SCENE_DEPTH, first_cap=MOVES_CAP):
             found.setdefault(scene.code, []).append(scene)
         if not found:
             return
@@ -291,13 +393,18 @@ class FuzzMachine(AgentMachine):
         self.retitle(f"fuzz_scene_{path}")
         with self.one_state_check():
             for scene in chosen:
+                events = [scene.event, *scene_doubles(scene, rng, SCENE_DOUBLES)]
                 if path == "append":
                     if list(scene.log) != list(self.loop.log):
                         continue  # the walk moved on from the harness's log: only a seed of it says so
-                    if self.append_or_refuse(scene.event):
-                        return
+                    for event in events:
+                        if self.append_or_refuse(event):
+                            return
                 else:
-                    self.send_log([*scene.log, scene.event], path)
+                    for event in events:
+                        self.send_log([*scene.log, event], path)
+                        if path in ("seed", "load") and list(self.loop.log) == [*scene.log, event]:
+                            return  # accepted: the session the harness goes on from is another now
                     if path in ("seed", "load"):
                         return
 
@@ -306,24 +413,43 @@ class FuzzMachine(AgentMachine):
     @step
     def v0_log(self, rng: random.Random, data: st.DataObject) -> None:
         """The log as a v0 writer could have written it: each event in a drawn spelling of the edge's
-        tables (N1–N9), and one in three with a legacy member broken or a retired form added; put to
-        the edge, or stored as v0 and loaded or read."""
+        tables (N1–N9); then :data:`V0_VARIANTS` logs of it, each as it stands or with one change of
+        a drawn kind: a legacy member broken, a member the edge writes itself added to a legacy record,
+        an envelope member of a spelled event dropped or added, the order edited, a retired form added.
+        Put to the edge, or stored as v0 and loaded or read."""
         path = self.pick(data, [p for p in V0_PATHS if p in self.paths()], "path")
-        events, _ = spelled_log(list(self.loop.log), rng)
-        fault = rng.randrange(3)
-        if fault == 1:
-            at = rng.randrange(len(events))
-            faults = member_faults("v0", events[at])
-            if faults:
-                events[at] = rng.choice(faults)[1]
-        elif fault == 2:
-            events.append(rng.choice(retired_forms(len(events), self.clock()))[1])
+        original = list(self.loop.log)
+        events, _ = spelled_log(original, rng)
+        spelled = [i for i, (e, o) in enumerate(zip(events, original, strict=True)) if e != o]
         self.retitle(f"fuzz_v0_{path}")
-        log = {"header": {**V0_HEADER, "id": HEADER_LINE["id"]}, "events": events}
-        if path == "upgrade_v0":
-            self.exchange("upgrade_v0", log=log)
-        else:
-            self.send_text(stored_text(log), path)
+        with self.one_state_check():
+            for _ in range(V0_VARIANTS):
+                variant = self.v0_variant(events, original, spelled, rng)
+                log = {"header": {**V0_HEADER, "id": HEADER_LINE["id"]}, "events": variant}
+                if path == "upgrade_v0":
+                    self.exchange("upgrade_v0", log=log)
+                else:
+                    self.send_text(stored_text(log), path)
+
+    def v0_variant(
+        self, events: list[RawEvent], original: list[RawEvent], spelled: list[int], rng: random.Random
+    ) -> list[RawEvent]:
+        """``events`` (a spelled log) with one change of a drawn kind (see :meth:`v0_log`)."""
+        variant = list(events)
+        kind = rng.randrange(6)
+        at = rng.choice(spelled) if spelled else rng.randrange(len(variant))
+        if kind == 1 and (faults := member_faults("v0", variant[at])):
+            variant[at] = rng.choice(faults)[1]
+        elif kind == 2 and (added := member_additions("v0", variant[at], original[at])):
+            variant[at] = rng.choice(added)[1]
+        elif kind == 3:
+            edits = envelope_perturbations(variant[at], at)
+            variant[at] = rng.choice(edits).edit(variant[at])
+        elif kind == 4 and len(variant) > 1:
+            variant, _ = reordered(variant, rng)
+        elif kind == 5:
+            variant.append(rng.choice(retired_forms(len(variant), self.clock()))[1])
+        return variant
 
     def send_at_end(self, event: Any, path: str) -> None:
         """``event`` after the log on ``path``: appended, or at the end of the log sent whole."""
