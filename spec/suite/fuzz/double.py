@@ -14,9 +14,12 @@ pairs are worth sending: two faults with the same code ask nothing about order.
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Final
+
+from sessionlog_spec.check_order import stage_of
 
 Path = tuple[str | int, ...]
 ABSENT: Final = object()
@@ -90,16 +93,25 @@ def applied(value: object, edits: Mapping[Path, object]) -> object:
     return value
 
 
+def same_stage(first: str, second: str) -> Hashable | None:
+    """The check-order stage both codes are in (codes outside the table, a header line's, count as one
+    stage of their own), or ``None`` when they are in two."""
+    stage = stage_of(first)
+    return ("stage", stage) if stage == stage_of(second) else None
+
+
 def double_faults(
     base: object,
     singles: Sequence[tuple[str, object]],
     code_of: Callable[[object], str | None],
     rng: random.Random,
     cap: int,
+    *,
+    near: Callable[[str, str], Hashable | None] | None = None,
 ) -> Iterator[tuple[str, object]]:
     """Up to ``cap`` copies of ``base`` carrying two of ``singles`` (named edited copies of it) whose
-    codes alone differ and whose changes are disjoint: one for each pair of codes first (in a drawn
-    order), then further pairs of places for the codes again, so a port's order between any two of
+    codes alone differ and whose changes are disjoint, the pairs of codes taken in a drawn order (by
+    :func:`_schedule`), each time with faults at other places, so a port's order between any two of
     the checks ``base`` is subject to is asked."""
     by_code: dict[str, list[tuple[str, dict[Path, object]]]] = {}
     for name, edited in singles:
@@ -113,33 +125,68 @@ def double_faults(
     pairs = [(a, b) for i, a in enumerate(codes) for b in codes[i + 1 :]]
     rng.shuffle(pairs)
     used: set[tuple[str, str]] = set()
-    sent = 0
-    idle = 0
-    for _round in range(4 * cap):
-        progress = False
-        for a, b in pairs:
-            if sent >= cap:
-                return
-            # One fault of each code, preferring places not yet paired: a port may misorder only one
-            # member's check (a header line's type, not its id), so the places are what is spread.
-            first, second = ((a, b), (b, a))[_round % 2]
-            name_a, edits_a = rng.choice(by_code[first])
+    visits: dict[tuple[str, str], int] = {}
+    sent = tried = 0
+    for a, b in _schedule(pairs, near):
+        if sent >= cap or tried >= 4 * cap:
+            return
+        tried += 1
+        # Each visit of a pair starts from the other code, and the first fault is drawn again until one
+        # has a partner at a disjoint place; the partner's places not yet paired come first: a port may
+        # misorder only one member's check (a header line's type, not its id), so places are spread.
+        visits[(a, b)] = visits.get((a, b), 0) + 1
+        first, second = (a, b) if visits[(a, b)] % 2 else (b, a)
+        for _attempt in range(3):
+            name_a, edits_a = _by_parent(by_code[first], rng)
             partners = [(n, e) for n, e in by_code[second] if disjoint(edits_a, e)]
-            fresh = [(n, e) for n, e in partners if (first, _place(e)) not in used]
-            if not partners:
-                continue
-            name_b, edits_b = rng.choice(fresh or partners)
-            used.add((first, _place(edits_b)))
-            try:
-                both = applied(applied(base, edits_a), edits_b)
-            except (KeyError, IndexError, TypeError):
-                continue
-            sent += 1
-            progress = True
-            yield f"{name_a} | {name_b}", both
-        idle = 0 if progress else idle + 1
-        if idle > 2:
-            return  # three rounds found no two faults that fit together
+            if partners:
+                break
+        else:
+            continue
+        fresh = [(n, e) for n, e in partners if (first, _place(e)) not in used]
+        name_b, edits_b = _by_parent(fresh or partners, rng)
+        used.add((first, _place(edits_b)))
+        try:
+            both = applied(applied(base, edits_a), edits_b)
+        except (KeyError, IndexError, TypeError):
+            continue
+        sent += 1
+        yield f"{name_a} | {name_b}", both
+
+
+def _schedule(pairs: list[tuple[str, str]], near: Callable[[str, str], Hashable | None] | None) -> Iterator[tuple[str, str]]:
+    """The pairs of codes in the order they are tried, without end: all of them in turn; or, with
+    ``near``, the groups it makes taken in turn (each group's pairs over and over, so a stage with three
+    codes is asked as often as one with thirty), and one other pair after each round of the groups.
+    The order within a stage is the one a port is free to get wrong; across stages the check-order
+    table's pairs ask it already."""
+    if not pairs:
+        return
+    groups: dict[Hashable, list[tuple[str, str]]] = {}
+    others: list[tuple[str, str]] = []
+    for pair in pairs:
+        group = None if near is None else near(*pair)
+        (others if group is None else groups.setdefault(group, [])).append(pair)
+    if not groups:
+        yield from itertools.cycle(others)
+        return
+    cycles = [itertools.cycle(members) for members in groups.values()]
+    rest = itertools.cycle(others) if others else None
+    while True:
+        for cycle in cycles:
+            yield next(cycle)
+        if rest is not None:
+            yield next(rest)
+
+
+def _by_parent(faults: Sequence[tuple[str, dict[Path, object]]], rng: random.Random) -> tuple[str, dict[Path, object]]:
+    """One of ``faults``, the object they change drawn evenly first: a port may check one object's
+    members out of order (a payload's own members before its reason) while the faults deeper down
+    (the header's tools) outnumber them."""
+    by_parent: dict[Path, list[tuple[str, dict[Path, object]]]] = {}
+    for fault in faults:
+        by_parent.setdefault(min(fault[1])[:-1] if fault[1] else (), []).append(fault)
+    return rng.choice(by_parent[rng.choice(sorted(by_parent, key=repr))])
 
 
 def _place(edits: Mapping[Path, object]) -> str:

@@ -30,7 +30,7 @@ from sessionlog_spec.model.event import encode_event
 from sessionlog_spec.model.session import SessionState, append_event
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, realistic_session
-from sessionlog_spec.suite.fuzz.double import double_faults
+from sessionlog_spec.suite.fuzz.double import double_faults, same_stage
 from sessionlog_spec.suite.fuzz.perturb import Edit, moved_to, perturbations
 from sessionlog_spec.suite.fuzz.scenes import Edits, Scene, _apply, distinct_scenes, member_pool, rebindings, rule_members
 from sessionlog_spec.suite.rule_space import code_types
@@ -147,7 +147,7 @@ def scene_doubles(scene: Scene, rng: random.Random, cap: int) -> list[RawEvent]:
     if state is None or base is None or _code(state, base) is not None:
         return []
     singles = [("scene", scene.event)] + [(f.name, f.apply(base)) for f in spread(_faults(state, base, rng), rng, SCENE_FAULTS)]
-    doubled = double_faults(base, singles, lambda event: _code(state, event), rng, cap)
+    doubled = double_faults(base, singles, lambda event: _code(state, event), rng, cap, near=same_stage)
     return [event for _, event in doubled if isinstance(event, dict)]
 
 
