@@ -20,18 +20,24 @@ What is restated and what is delegated:
   (``-0``, an integer of 16 or more digits, a negative exponent of three digits, 256 or more
   brackets: :func:`_risky`) is read by the model's reader instead, and its events' lossless JSON
   checked (INV-LOG-4); every other line holds only values that are lossless as ``orjson`` reads
-  them.  Packed chunk rows are checked by their released shape here, with integers and no floats;
-  anything else in them is not certified.
+  them.  Lines are handed over a read chunk at a time (:func:`_lines`).  Packed chunk rows are
+  checked in their row form by their released shape (:meth:`FastFold._packed`), with integers and
+  no floats; anything else in them is not certified.  No member event is built: the members differ
+  only in strings the chunk schema leaves unconstrained, so one is validated per row, and a text or
+  reasoning row's verdict is remembered by kind and index (:data:`TURN_AND_STEP_APART`).
 * **envelope, vocabulary, surface, trace**: restated (:meth:`FastFold._event`, :meth:`FastFold._surface`,
-  :meth:`FastFold._trace`).
+  and one method per type with trace rules).  The frequent shapes (a bracket or ``tool/call`` with
+  the four required envelope members alone, a message appended to the surface) take a shorter path
+  that restates the same rules for that shape (:meth:`FastFold._bare`, :meth:`FastFold._appended`);
+  a list of plain seqs in ``sourceEventSeqs`` is not decoded as ranges.
 * **payloads**: the type's schema; the types whose schema carries ``x-relations`` or
   ``x-earlierThanEventSeq`` annotations, and ``request/header`` (whose snapshot must also be
   canonical), are judged by the model's payload rules on the plain values (:data:`MODEL_PAYLOADS`),
   except a ``user/message`` whose annotated parts are absent; the three message types also pass the
-  model's message rules, restated (:func:`_message_rules_hold`; ``tool/result``'s one annotation,
+  model's message rules, restated (:data:`_MESSAGE_RULES`; ``tool/result``'s one annotation,
   its block answers the source's call id, is one of them).
 * **relationships** (INV-REL): brackets, tool lifecycles and the provider restated while no
-  compaction is open (:class:`_Relations`); every other event through the model's transition, on an
+  compaction is open (:class:`_Relations`, the types' methods); every other event through the model's transition, on an
   event holding the plain values; ``assistant/chunk`` relates to nothing.  A seq a rule looks up is
   read again from its stored line.
 * the end of the log: the header's ``seedLength``, the relationship verdict on the whole log, and
@@ -76,11 +82,12 @@ from sessionlog_spec.schemas import SCHEMA_DIRECTORY, schema_file
 from sessionlog_spec.suite.compressed import DamagedCompression, Decompressed
 
 CHUNK: Final = "assistant/chunk"
-MESSAGE_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
 _ANNOTATIONS: Final = ('"x-relations"', '"x-earlierThanEventSeq"')
 
 if CHUNK in relationships._HANDLERS:  # pragma: no cover - a guard on the model's table
     raise ImportError("the relationship rules now relate assistant/chunk events: the fast checker must relate them too")
+if LEGACY_TYPES.keys() & KNOWN_EVENT_TYPES:  # pragma: no cover - a guard on the model's tables
+    raise ImportError("a legacy type is now known: the fast checker must refuse it before its payload")
 
 
 def _schema_text(event_type: str) -> str:
@@ -88,8 +95,7 @@ def _schema_text(event_type: str) -> str:
 
 
 MODEL_PAYLOADS: Final = frozenset(
-    {"request/header"}
-    | {t for t in KNOWN_EVENT_TYPES if t != "tool/result" and any(a in _schema_text(t) for a in _ANNOTATIONS)}
+    {"request/header"} | {t for t in KNOWN_EVENT_TYPES if t != "tool/result" and any(a in _schema_text(t) for a in _ANNOTATIONS)}
 )
 """Types whose payload the model's rules judge: what their schema cannot state is annotated, and
 ``request/header`` must also be canonical."""
@@ -119,23 +125,41 @@ def _strings_unconstrained(node: object) -> bool:
 
 ONE_VERDICT_PER_ROW: Final = _strings_unconstrained(json.loads(_schema_text(CHUNK)))
 
+_NATURAL_SCHEMA: Final = {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER}
+_PLAIN_OBJECT_KEYWORDS: Final = frozenset(
+    {"$schema", "$id", "title", "description", "$comment", "type", "properties", "required", "additionalProperties", "$defs"}
+)
+
+
+def _turn_and_step_apart(schema: Mapping[str, Any]) -> bool:
+    """Whether the top level of ``schema`` only names its members, ``turn`` and ``step`` any
+    non-negative safe integer, with no keyword that relates one member to another: then the
+    verdict on data of natural turn and step does not depend on which."""
+    members = schema.get("properties")
+    return (
+        schema.keys() <= _PLAIN_OBJECT_KEYWORDS
+        and schema.get("type") == "object"
+        and isinstance(members, dict)
+        and members.get("turn") == _NATURAL_SCHEMA
+        and members.get("step") == _NATURAL_SCHEMA
+    )
+
+
+TURN_AND_STEP_APART: Final = _turn_and_step_apart(json.loads(_schema_text(CHUNK)))
+"""With :data:`ONE_VERDICT_PER_ROW`: a text or reasoning row's verdict depends only on its kind and
+index, and is remembered (:data:`_TEXT_ROW_VERDICTS` of them)."""
+_TEXT_ROW_VERDICTS: Final = 64
+
 _DIGITS_AS_ZERO: Final = bytes.maketrans(b"123456789E", b"000000000e")
 _DEEP: Final = 256
 """A line with this many brackets may nest deeper than an event may (INV-LOG-4): read it exactly."""
 
-_TEXT_ROW = frozenset({"turn", "step", "index", "dt", "texts"})
-_TOOL_ROW = frozenset({"turn", "step", "index", "id", "dt", "args"})
-_TOOL_ROW_NAMED = _TOOL_ROW | {"name"}
-_ROW_KEYS = frozenset({"type", "seq0", "time0", "data"})
+_INT: Final = {int}
 
 
 def _natural(value: object) -> bool:
     """A non-negative safe integer written as an integer (floats are left to the model)."""
     return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
-
-
-def _integer(value: object) -> bool:
-    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
 
 
 @dataclass(frozen=True)
@@ -191,38 +215,16 @@ class _PlainLog(Sequence[Event]):
         raise TypeError("fast fold: the whole log is not kept")
 
 
-class _Event:
-    """An event as the fast checker holds it: the fields of the model's :class:`Event`, plain and
-    mutable (a frozen dataclass costs several times as much to build), made an :class:`Event` only
-    where a model function takes one (:meth:`frozen`)."""
-
-    __slots__ = ("data", "ignorable", "seq", "source_event_seqs", "surface_op", "time", "type")
-
-    def __init__(  # noqa: PLR0917 - the fields of Event, in its order
-        self,
-        type_: str,
-        seq: int,
-        time: int,
-        data: Any,
-        ignorable: bool,
-        surface_op: Append | Replace | None,
-        source_event_seqs: tuple[int, ...] | None,
-    ) -> None:
-        self.type, self.seq, self.time, self.data = type_, seq, time, data
-        self.ignorable, self.surface_op, self.source_event_seqs = ignorable, surface_op, source_event_seqs
-
-    def frozen(self) -> Event:
-        """The model's event (its payload the same plain value)."""
-        return Event(self.type, self.seq, self.time, self.data, self.ignorable, self.surface_op, self.source_event_seqs)
+def _event_of(raw: Mapping[str, Any]) -> Event:
+    """The model's event of an event row the fold admitted (its payload the same plain value)."""
+    op, sources = raw.get("surfaceOp"), raw.get("sourceEventSeqs")
+    surface_op = None if op is None else decode_surface_op(op)
+    decoded = None if sources is None else decode_sources(sources)
+    assert not isinstance(surface_op, Violation) and not isinstance(decoded, Violation), "an admitted row decodes"
+    return Event(raw["type"], raw["seq"], raw["time"], raw["data"], "ignorable" in raw, surface_op, decoded)
 
 
 # -- relationships (INV-REL) ----------------------------------------------------------------------------------
-
-_HOT: Final = frozenset(
-    {"turn/start", "turn/end", "step/start", "step/end", "assistant/message", "tool/call", "tool/result", "request/header"}
-)
-"""Types whose relationship rules (brackets, tool lifecycles, the provider) are restated here, while
-no compaction is open; every other event goes through the model's transition."""
 
 
 class _Relations:
@@ -230,9 +232,11 @@ class _Relations:
     events change (brackets, the step's tool lifecycles, the provider) kept here, mutable.
 
     Each lifecycle is ``[call, name, arguments, started]``, tokens as the model makes them
-    (:func:`~sessionlog_spec.model.relationships.member`)."""
+    (:func:`~sessionlog_spec.model.relationships.member`).  The frequent events' rules are restated
+    in :class:`FastFold`'s handlers while no compaction is open (``compacting`` false); every other
+    event goes through the model's transition (:meth:`model`)."""
 
-    __slots__ = ("ended_steps", "open_step", "open_turn", "provider", "rest", "tools")
+    __slots__ = ("compacting", "ended_steps", "open_step", "open_turn", "provider", "rest", "tools")
 
     def __init__(self, state: RelationState) -> None:
         self.rest = state
@@ -240,6 +244,7 @@ class _Relations:
 
     def _take(self, state: RelationState) -> None:
         self.rest = state
+        self.compacting = state.compaction is not None
         self.open_turn, self.open_step, self.ended_steps = state.open_turn, state.open_step, state.ended_steps
         self.provider = state.provider
         self.tools: list[list[Any]] = [[lc.call, lc.name, lc.arguments, lc.started] for lc in state.tools]
@@ -255,69 +260,35 @@ class _Relations:
             tools=tuple(relationships.ToolLifecycle(*lc) for lc in self.tools),
         )
 
-    def _find(self, call: object) -> list[Any] | None:
-        return next((lc for lc in self.tools if lc[0] == call), None)
+    def find(self, call: object) -> list[Any] | None:
+        """The lifecycle of the call whose id token is ``call``."""
+        for lifecycle in self.tools:
+            if lifecycle[0] == call:
+                return lifecycle
+        return None
 
-    def transition(self, event: _Event, log: Sequence[Event], surface: Sequence[int]) -> None:
-        """Relate ``event``; :exc:`NotCertified` if a rule refuses it."""
-        type_ = event.type
-        if type_ not in _HOT or self.rest.compaction is not None:
-            if type_ not in KNOWN_EVENT_TYPES:
-                return  # ignorable unknowns relate to nothing
-            if type_ == "user/message":
-                source = event.data.get("source")
-                if isinstance(event.surface_op, Append) or type(source) is not dict or source.get("kind") != "plugin":
-                    return  # only a compaction checkpoint relates
-            after = relationship_transition(self.state(), event.frozen(), log=log, surface=surface)
-            if isinstance(after, Violation):
-                raise NotCertified
-            self._take(after)
-            return
-        member = relationships.member
-        data: Any = event.data
-        # Turn and step numbers are integers here (the trace checked them), and the message rules
-        # made a tool-call block's id, name and arguments strings: their tokens are written out.
-        if type_ == "turn/start":
-            self.open_turn, self.open_step, self.ended_steps, self.tools = ("number", data["turn"]), relationships.NULL, 0, []
-        elif type_ == "step/start":
-            self.open_step = ("number", data["step"])
-        elif type_ in ("turn/end", "step/end"):
-            if self.tools:
-                raise NotCertified
-            if type_ == "turn/end":
-                self.open_turn = relationships.NULL
-            else:
-                self.open_step, self.ended_steps = relationships.NULL, self.ended_steps + 1
-        elif type_ == "assistant/message":
-            content = data["message"]["content"]
-            for block in content:
-                if block["type"] != "tool-call":
-                    continue
-                call = ("string", block["id"])
-                if self._find(call) is not None:
-                    raise NotCertified
-                self.tools.append([call, ("string", block["name"]), ("string", block["arguments"]), False])
-        elif type_ == "tool/call":
-            found = self._find(member(data, "callId"))
-            if found is None or found[3] or found[1] != member(data, "name") or found[2] != member(data, "arguments"):
-                raise NotCertified
-            found[3] = True
-        elif type_ == "tool/result":
-            if not isinstance(event.surface_op, Append):
-                return  # a rewrite resolves nothing
-            message = data.get("message")
-            source = message.get("source") if type(message) is dict else None
-            found = self._find(member(source if type(source) is dict else None, "callId"))
-            if found is None or (not found[3] and not relationships.is_not_started_repair(event.frozen(), data)):
-                raise NotCertified
-            self.tools.remove(found)
-        else:  # request/header
-            header = data.get("header")
-            config = header.get("config") if type(header) is dict else None
-            self.provider = member(config if type(config) is dict else None, "provider")
+    def model(self, event: Event, log: Sequence[Event], surface: Sequence[int]) -> None:
+        """Relate ``event`` by the model's transition; :exc:`NotCertified` if a rule refuses it."""
+        after = relationship_transition(self.state(), event, log=log, surface=surface)
+        if isinstance(after, Violation):
+            raise NotCertified
+        self._take(after)
+
+
+def _string_token(value: object) -> object:
+    """The token of a member the payload rules made a string (:func:`~sessionlog_spec.model.relationships.token`)."""
+    return ("string", value) if type(value) is str else relationships.token(value)  # type: ignore[arg-type]
 
 
 # -- the fold -----------------------------------------------------------------------------------------
+
+_BARE: Final = frozenset({"turn/start", "turn/end", "step/start", "step/end", "tool/call"})
+"""Types whose payload only their schema judges and which never join the surface."""
+
+_Plan = tuple[int, int, tuple[int, ...] | None]
+"""Where an event goes on the surface: ``nodes[start:end]`` becomes its seq, and what it shadows."""
+_Step = Callable[["FastFold", dict[str, Any], Any, Append | Replace | None, tuple[int, ...] | None], None]
+"""A type's trace and relationship rules: called with the fold, the row, its data, surface op and sources."""
 
 
 class FastFold:
@@ -333,11 +304,14 @@ class FastFold:
         self.open_step: int | None = None
         self.last_step = 0
         self.step_calls: set[str] = set()
-        self.turn_tail: list[_Event] = []
+        self.turn_tail: list[dict[str, Any]] = []
+        """The event rows of the open turn, for its repair closers."""
         self.header_seed: int | None = None
         """The header's ``seedLength``: the log must hold at least this many events."""
         self._chunk_valid = validator(CHUNK)
-        self._validators: dict[str, Callable[[object], bool]] = {}
+        self._text_rows: set[tuple[str, int]] = set()
+        """The kinds and indexes of text and reasoning rows found valid (:data:`TURN_AND_STEP_APART`)."""
+        self._payloads: dict[str, tuple[Callable[[object], bool] | None, Callable[[Any], bool] | None]] = {}
 
     # -- rows --
 
@@ -357,10 +331,17 @@ class FastFold:
         if type(parsed) is not dict:
             raise NotCertified
         row_type = parsed.get("type")
-        if type(row_type) is str and row_type in PACKED_ROW_CHUNKS:
-            self._packed(parsed, row_type)
-            return
-        if "sourceEventSeqs" in parsed:
+        if type(row_type) is str:
+            if row_type in PACKED_ROW_CHUNKS:
+                self._packed(parsed, row_type)
+                return
+            frequent = _FREQUENT.get(row_type)
+            if frequent is not None and not exact and frequent(self, parsed, line):
+                return
+        if "sourceEventSeqs" in parsed and not _plain_seqs(parsed["sourceEventSeqs"]):
+            # Range-encoded provenance, expanded.  A list of plain integers stands for itself: the
+            # surface rules below hold it to unique non-negative seqs before the event's own, which
+            # is all the row's decoding would ask of it.
             decoded = row_events(parsed, self.count)
             if isinstance(decoded, str):
                 raise NotCertified
@@ -371,216 +352,434 @@ class FastFold:
                     raise NotCertified
         self._event(parsed, line, exact)
 
-    def _packed(self, row: dict[str, Any], row_type: str) -> None:
-        """A packed chunk row, by its released shape (:func:`~sessionlog_spec.model.rows.packed_row_events`)."""
-        if row.keys() != _ROW_KEYS:
+    def _bare(self, raw: dict[str, Any], line: bytes) -> bool:
+        """An event row of a type in :data:`_BARE` whose envelope is its four required members alone
+        (the frequent shape): :meth:`_event` restated for it.  ``False``: another shape."""
+        if len(raw) != 4:
+            return False
+        try:
+            type_, seq, time, data = raw["type"], raw["seq"], raw["time"], raw["data"]
+        except KeyError:
+            raise NotCertified from None
+        if (
+            seq != self.count
+            or type(seq) is not int
+            or type(time) is not int
+            or not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
+        ):
             raise NotCertified
-        seq0, time, data = row["seq0"], row["time0"], row["data"]
-        if seq0 != self.count or not _natural(seq0) or not _integer(time) or type(data) is not dict:
+        valid_data = (self._payloads.get(type_) or self._payload_checks(type_))[0]
+        assert valid_data is not None, "a bare type's payload has a schema"
+        try:
+            valid = valid_data(data)
+        except (ValueError, TypeError, OverflowError):  # a value the compiled schema cannot take
+            raise NotCertified from None
+        if not valid:
             raise NotCertified
-        tool = row_type == "tool-call-chunks"
-        keys = data.keys()
-        if tool:
-            if keys not in (_TOOL_ROW, _TOOL_ROW_NAMED):
-                raise NotCertified
-            call_id, name = data["id"], data.get("name", "")
-            if type(call_id) is not str or call_id == "" or type(name) is not str:
-                raise NotCertified
-            members = data["args"]
+        _STEPS[type_](self, raw, data, None, None)
+        log = self.log
+        log._types.append(sys.intern(type_))
+        self.count = log.length = seq + 1
+        if type_ == "turn/end":
+            self.turn_tail.clear()
+        elif type_ == "turn/start":
+            self.turn_tail = [raw]
         else:
-            if keys != _TEXT_ROW:
+            self.turn_tail.append(raw)
+        return True
+
+    def _appended(self, raw: dict[str, Any], line: bytes) -> bool:
+        """An event row of a message type whose envelope is its four required members and
+        ``"surfaceOp": "append"`` (the frequent shape), its payload judged by its schema and message
+        rules: :meth:`_event` restated for it.  ``False``: another shape."""
+        if len(raw) != 5 or raw.get("surfaceOp") != "append":
+            return False
+        try:
+            type_, seq, time, data = raw["type"], raw["seq"], raw["time"], raw["data"]
+        except KeyError:
+            raise NotCertified from None
+        valid_data, rules = self._payloads.get(type_) or self._payload_checks(type_)
+        if valid_data is None or rules is None or (type_ == "user/message" and not _plain_user_message(data)):
+            return False
+        if (
+            seq != self.count
+            or type(seq) is not int
+            or type(time) is not int
+            or not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
+        ):
+            raise NotCertified
+        try:
+            valid = valid_data(data)
+        except (ValueError, TypeError, OverflowError):  # a value the compiled schema cannot take
+            raise NotCertified from None
+        if not valid or not rules(data):
+            raise NotCertified
+        _STEPS[type_](self, raw, data, APPEND, None)
+        log = self.log
+        log._types.append(sys.intern(type_))
+        if type_ == "user/message" and _human(data):
+            log._humans[seq] = (line, False)
+        self.nodes.append(seq)
+        log._kept[seq] = (line, False)
+        self.count = log.length = seq + 1
+        self.turn_tail.append(raw)
+        return True
+
+    def _packed(self, row: dict[str, Any], row_type: str) -> None:
+        """A packed chunk row, by its released shape (:func:`~sessionlog_spec.model.rows.packed_row_events`),
+        checked in its row form: no member event is built."""
+        # Exactly the keys read below: a row of four members (five or seven in ``data``) that has them all.
+        tool = row_type == "tool-call-chunks"
+        try:
+            seq0, time, data = row["seq0"], row["time0"], row["data"]
+            if len(row) != 4 or type(data) is not dict:
                 raise NotCertified
-            members = data["texts"]
-        gaps = data["dt"]
+            turn, step, index, gaps = data["turn"], data["step"], data["index"], data["dt"]
+            if tool:
+                call_id, members, size = data["id"], data["args"], len(data)
+                name = data["name"] if size == 7 else ""
+                if size not in {6, 7} or type(call_id) is not str or call_id == "" or type(name) is not str:
+                    raise NotCertified
+            else:
+                members = data["texts"]
+                if len(data) != 5:
+                    raise NotCertified
+        except KeyError:
+            raise NotCertified from None
+        if (
+            seq0 != self.count
+            or type(seq0) is not int
+            or type(time) is not int
+            or not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
+        ):
+            raise NotCertified
         if type(members) is not list or not members or type(gaps) is not list or len(gaps) != len(members) - 1:
             raise NotCertified
-        if set(map(type, members)) != {str} or (gaps and set(map(type, gaps)) != {int}):
-            raise NotCertified
-        if gaps:
-            times = list(itertools.accumulate(gaps, initial=time))
-            if min(*times, *gaps) < -MAX_SAFE_INTEGER or max(*times, *gaps) > MAX_SAFE_INTEGER:
+        try:
+            "".join(members)  # every member a string, or TypeError
+            total = sum(gaps)  # numbers, or TypeError
+        except TypeError:
+            raise NotCertified from None
+        # Every member time and gap a safe integer.  Without a float the sum is an integer, and
+        # gaps all above 1 are no booleans: then they are integers that make the member times rise
+        # from ``time0`` to ``time0 + sum(dt)``.  Otherwise each gap and running sum is looked at.
+        if gaps and (type(total) is not int or min(gaps) <= 1 or total > MAX_SAFE_INTEGER or time + total > MAX_SAFE_INTEGER):
+            if set(map(type, gaps)) != _INT:
                 raise NotCertified
-        turn, step, index = data["turn"], data["step"], data["index"]
-        if not (_natural(turn) and _natural(step) and _natural(index)) or not _natural(seq0 + len(members) - 1):
+            times = list(itertools.accumulate(gaps, initial=time))
+            if min(*gaps, *times) < -MAX_SAFE_INTEGER or max(*gaps, *times) > MAX_SAFE_INTEGER:
+                raise NotCertified
+        # Turn and step equal the open step's, which the trace made non-negative safe integers.
+        if type(turn) is not int or type(step) is not int or turn != self.open_turn or step != self.open_step:
+            raise NotCertified
+        if type(index) is not int or not 0 <= index <= MAX_SAFE_INTEGER or seq0 + len(members) - 1 > MAX_SAFE_INTEGER:
             raise NotCertified
         kind = PACKED_ROW_CHUNKS[row_type]
-        for member in members if not ONE_VERDICT_PER_ROW else members[:1]:
-            if tool:
-                chunk: dict[str, object] = {"type": kind, "index": index, "id": data["id"]}
-                if "name" in data:
-                    chunk["name"] = data["name"]
-                chunk["argumentsDelta"] = member
-            else:
-                chunk = {"type": kind, "index": index, "text": member}
-            if not self._chunk_valid({"turn": turn, "step": step, "chunk": chunk}):
-                raise NotCertified
-        self._in_step(turn, step)
+        if tool or not ONE_VERDICT_PER_ROW or (kind, index) not in self._text_rows:
+            for member in members if not ONE_VERDICT_PER_ROW else members[:1]:
+                if tool:
+                    chunk: dict[str, object] = {"type": kind, "index": index, "id": call_id}
+                    if "name" in data:
+                        chunk["name"] = name
+                    chunk["argumentsDelta"] = member
+                else:
+                    chunk = {"type": kind, "index": index, "text": member}
+                if not self._chunk_valid({"turn": turn, "step": step, "chunk": chunk}):
+                    raise NotCertified
+            if not tool and ONE_VERDICT_PER_ROW and TURN_AND_STEP_APART and len(self._text_rows) < _TEXT_ROW_VERDICTS:
+                self._text_rows.add((kind, index))
         self.count += len(members)
-        self.log._types.extend([CHUNK] * len(members))
+        self.log._types.extend(itertools.repeat(CHUNK, len(members)))
         self.log.length = self.count
 
     # -- events --
 
     def _event(self, raw: dict[str, Any], line: bytes, exact: bool) -> None:
         """One event row: envelope, seq, vocabulary, payload, surface, trace, relationships."""
-        if not raw.keys() <= ENVELOPE_KEYS or "data" not in raw or "time" not in raw:
+        try:
+            type_, seq, time, data = raw["type"], raw["seq"], raw["time"], raw["data"]
+        except KeyError:
+            raise NotCertified from None
+        if type(type_) is not str or seq != self.count or type(seq) is not int or type(time) is not int:
             raise NotCertified
-        type_, seq, time, data = raw.get("type"), raw.get("seq"), raw["time"], raw["data"]
-        if type(type_) is not str or type_ == "" or type(seq) is not int or seq != self.count or not _integer(time):
+        if not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
             raise NotCertified
-        ignorable = "ignorable" in raw
-        if ignorable and raw["ignorable"] is not True:
-            raise NotCertified
+        surface_op: Append | Replace | None = None
+        sources: tuple[int, ...] | None = None
+        ignorable = False
+        if len(raw) != 4:  # the optional envelope members beside the four read above, and nothing else
+            if not raw.keys() <= ENVELOPE_KEYS:
+                raise NotCertified
+            ignorable = "ignorable" in raw
+            if ignorable and raw["ignorable"] is not True:
+                raise NotCertified
+            if "surfaceOp" in raw:
+                op = raw["surfaceOp"]
+                decoded_op = APPEND if op == "append" and type(op) is str else decode_surface_op(op)
+                if isinstance(decoded_op, Violation):
+                    raise NotCertified
+                surface_op = decoded_op
+            if "sourceEventSeqs" in raw:
+                listed = raw["sourceEventSeqs"]
+                if _plain_seqs(listed) and (not listed or (min(listed) >= 0 and max(listed) <= MAX_SAFE_INTEGER)):
+                    sources = tuple(listed)
+                else:
+                    decoded = decode_sources(listed)
+                    if isinstance(decoded, Violation):
+                        raise NotCertified
+                    sources = decoded
         if type_ == CHUNK:
-            if "surfaceOp" in raw or "sourceEventSeqs" in raw or not self._chunk_valid(data):
+            if surface_op is not None or sources is not None or not self._chunk_valid(data):
                 raise NotCertified
             self._in_step(data["turn"], data["step"])
             self.count += 1
             self.log._types.append(CHUNK)
             self.log.length = self.count
             return
-        surface_op = raw.get("surfaceOp")
-        if surface_op == "append" and type(surface_op) is str:
-            surface_op = APPEND
-        elif surface_op is not None or "surfaceOp" in raw:
-            surface_op = decode_surface_op(surface_op)
-            if isinstance(surface_op, Violation):
-                raise NotCertified
-        sources: tuple[int, ...] | None = None
-        if "sourceEventSeqs" in raw:
-            decoded = decode_sources(raw["sourceEventSeqs"])
-            if isinstance(decoded, Violation):
-                raise NotCertified
-            sources = decoded
-        event = _Event(type_, seq, time, data, ignorable, surface_op, sources)
         known = type_ in KNOWN_EVENT_TYPES
-        if type_ in LEGACY_TYPES or not (known or ignorable):
+        if known:  # the payload: the type's schema (and message rules), or the model's payload rules
+            checks = self._payloads.get(type_) or self._payload_checks(type_)
+            valid_data, rules = checks
+            if valid_data is None or (type_ == "user/message" and not _plain_user_message(data)):
+                if payload_problem(self._frozen(raw, surface_op, sources)) is not None:
+                    raise NotCertified
+            else:
+                try:
+                    valid = valid_data(data)
+                except (ValueError, TypeError, OverflowError):  # a value the compiled schema cannot take
+                    raise NotCertified from None
+                if not valid or (rules is not None and not rules(data)):
+                    raise NotCertified
+        elif not ignorable or type_ == "" or type_ in LEGACY_TYPES:
             raise NotCertified
-        if known:
-            self._payload(event)
-        plan = self._surface(event)
-        self._trace(event)
-        self.relations.transition(event, self.log, self.nodes)
-        self._admitted(event, line, exact, plan)
+        plan: _Plan | None = None
+        if type_ in SURFACE_TYPES:
+            plan = self._surface(type_, seq, data, surface_op, sources)
+        elif surface_op is not None or sources is not None:
+            raise NotCertified
+        step = _STEPS.get(type_)
+        if step is not None:
+            step(self, raw, data, surface_op, sources)
+        elif known:  # no trace rule; related by the model's transition
+            self.relations.model(self._frozen(raw, surface_op, sources), self.log, self.nodes)
+        # Admitted: kept for the rules that look it up, and for the open turn's repair closers.
+        log = self.log
+        log._types.append(sys.intern(type_))  # one string per type, not one per event
+        if type_ == "user/message" and _human(data):
+            log._humans[seq] = (line, exact)
+        if plan is not None:
+            start, end, shadowed = plan
+            for shadowed_seq in shadowed or ():
+                log._kept.pop(shadowed_seq, None)
+            self.nodes[start:end] = [seq]
+            log._kept[seq] = (line, exact)
+        self.count = log.length = seq + 1
+        if type_ == "turn/end":
+            self.turn_tail.clear()
+        elif type_ == "turn/start":
+            self.turn_tail = [raw]
+        else:
+            self.turn_tail.append(raw)
 
-    def _payload(self, event: _Event) -> None:
-        if event.type in MODEL_PAYLOADS and not _plain_user_message(event):
-            if payload_problem(event.frozen()) is not None:
-                raise NotCertified
-            return
-        valid_data = self._validators.get(event.type)
-        if valid_data is None:
-            valid_data = self._validators[event.type] = validator(event.type)
-        try:
-            valid = valid_data(event.data)
-        except (ValueError, TypeError, OverflowError):  # a value the compiled schema cannot take
-            raise NotCertified from None
-        if not valid or (event.type in MESSAGE_TYPES and not _message_rules_hold(event.type, event.data)):
-            raise NotCertified
+    def _payload_checks(self, type_: str) -> tuple[Callable[[object], bool] | None, Callable[[Any], bool] | None]:
+        """The compiled schema of a known type's payload (``None``: the model's payload rules judge it)
+        and its message rules."""
+        valid_data = None if type_ in MODEL_PAYLOADS and type_ != "user/message" else validator(type_)
+        checks = self._payloads[type_] = (valid_data, _MESSAGE_RULES.get(type_))
+        return checks
+
+    @staticmethod
+    def _frozen(raw: dict[str, Any], surface_op: Append | Replace | None, sources: tuple[int, ...] | None) -> Event:
+        """The model's event of the current row (its payload the same plain value)."""
+        return Event(raw["type"], raw["seq"], raw["time"], raw["data"], "ignorable" in raw, surface_op, sources)
 
     # -- the surface (INV-SURF) --
 
-    def _surface(self, event: _Event) -> tuple[int, int, tuple[int, ...] | None] | None:
-        """Where ``event`` goes on the surface: ``nodes[start:end]`` becomes its seq, and what it shadows."""
-        if event.type not in SURFACE_TYPES:
-            if event.surface_op is not None or event.source_event_seqs is not None:
-                raise NotCertified
-            return None
-        op, sources, seq, nodes = event.surface_op, event.source_event_seqs, event.seq, self.nodes
+    def _surface(self, type_: str, seq: int, data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None) -> _Plan:
+        """Where an event of a surface type goes on the surface."""
+        nodes = self.nodes
         if op is None:
             raise NotCertified
         if sources is not None and (
-            (not sources and event.type != "assistant/message")
-            or len(set(sources)) != len(sources)
-            or max(sources, default=-1) >= seq
+            (not sources and type_ != "assistant/message") or len(set(sources)) != len(sources) or max(sources, default=-1) >= seq
         ):
             raise NotCertified
-        if not isinstance(op, Replace):
+        if op is APPEND:
             return len(nodes), len(nodes), None
+        assert isinstance(op, Replace)
         if op.start not in nodes or op.end not in nodes:
             raise NotCertified
         start, end = nodes.index(op.start), nodes.index(op.end)
         if start > end:
             raise NotCertified
         shadowed = tuple(nodes[start : end + 1])
-        cited = set(sources or ())
-        if any(s not in cited for s in shadowed):
+        if not set(sources or ()).issuperset(shadowed):
             raise NotCertified
-        if event.type == "tool/result":
+        if type_ == "tool/result":
             target = self.log[shadowed[0]] if len(shadowed) == 1 else None
             if (
                 target is None
                 or target.type != "tool/result"
-                or not json_equal(_without_result_content(target.data), _without_result_content(event.data))
+                or not _same_json(_without_result_content(target.data), _without_result_content(data))
             ):
                 raise NotCertified
         return start, end + 1, shadowed
 
-    # -- the trace (INV-TRACE) --
+    # -- the trace (INV-TRACE) and the relationships (INV-REL), type by type --
 
     def _in_step(self, turn: object, step: object) -> None:
         if self.open_step is None or turn != self.open_turn or step != self.open_step or type(turn) is bool:
             raise NotCertified
 
-    def _trace(self, event: _Event) -> None:
-        type_, data = event.type, event.data
-        if type_ == "turn/start":
-            if self.open_turn is not None or not _natural(data["turn"]) or data["turn"] != self.last_turn + 1:
+    def _turn_start(self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None) -> None:
+        turn = data["turn"]
+        if self.open_turn is not None or not _natural(turn) or turn != self.last_turn + 1:
+            raise NotCertified
+        self.last_turn = self.open_turn = turn
+        self.open_step, self.last_step = None, 0
+        self.step_calls.clear()
+        relations = self.relations
+        if relations.compacting:
+            relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+        else:
+            relations.open_turn, relations.open_step, relations.ended_steps = ("number", turn), relationships.NULL, 0
+            relations.tools = []
+
+    def _turn_end(self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None) -> None:
+        if self.open_turn is None or data["turn"] != self.open_turn or self.open_step is not None:
+            raise NotCertified
+        self.open_turn, self.last_step = None, 0
+        self.step_calls.clear()
+        relations = self.relations
+        if relations.compacting:
+            relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+        elif relations.tools:
+            raise NotCertified
+        else:
+            relations.open_turn = relationships.NULL
+
+    def _step_start(self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None) -> None:
+        step = data["step"]
+        if self.open_turn is None or data["turn"] != self.open_turn or self.open_step is not None:
+            raise NotCertified
+        if not _natural(step) or step != self.last_step + 1:
+            raise NotCertified
+        self.last_step = self.open_step = step
+        self.step_calls.clear()
+        relations = self.relations
+        if relations.compacting:
+            relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+        else:
+            relations.open_step = ("number", step)
+
+    def _step_end(self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None) -> None:
+        self._in_step(data["turn"], data["step"])
+        self.open_step = None
+        self.step_calls.clear()
+        relations = self.relations
+        if relations.compacting:
+            relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+        elif relations.tools:
+            raise NotCertified
+        else:
+            relations.open_step, relations.ended_steps = relationships.NULL, relations.ended_steps + 1
+
+    def _assistant_message(
+        self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None
+    ) -> None:
+        self._in_step(data["turn"], data["step"])
+        relations = self.relations
+        if relations.compacting:
+            relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+            return
+        # The message rules made a tool-call block's id, name and arguments strings: their tokens
+        # are written out.
+        for block in data["message"]["content"]:
+            if block["type"] != "tool-call":
+                continue
+            call = ("string", block["id"])
+            if relations.find(call) is not None:
                 raise NotCertified
-            self.last_turn += 1
-            self.open_turn = self.last_turn
-            self.open_step, self.last_step, self.step_calls = None, 0, set()
-        elif type_ == "turn/end":
-            if self.open_turn is None or data["turn"] != self.open_turn or self.open_step is not None:
-                raise NotCertified
-            self.open_turn = None
-            self.open_step, self.last_step, self.step_calls = None, 0, set()
-        elif type_ == "step/start":
-            if self.open_turn is None or data["turn"] != self.open_turn or self.open_step is not None:
-                raise NotCertified
-            if not _natural(data["step"]) or data["step"] != self.last_step + 1:
-                raise NotCertified
-            self.last_step += 1
-            self.open_step = self.last_step
-            self.step_calls = set()
-        elif type_ == "step/end":
-            self._in_step(data["turn"], data["step"])
-            self.open_step, self.step_calls = None, set()
-        elif type_ == "tool/result" and isinstance(event.surface_op, Replace):
+            relations.tools.append([call, ("string", block["name"]), ("string", block["arguments"]), False])
+
+    def _tool_call(self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None) -> None:
+        self._in_step(data["turn"], data["step"])
+        call_id = data["callId"]
+        self.step_calls.add(str(call_id))
+        relations = self.relations
+        if relations.compacting:
+            relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+            return
+        # The schema requires the call id, name and arguments.
+        found = relations.find(_string_token(call_id))
+        if found is None or found[3] or found[1] != _string_token(data["name"]) or found[2] != _string_token(data["arguments"]):
+            raise NotCertified
+        found[3] = True
+
+    def _tool_result(self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None) -> None:
+        relations = self.relations
+        if op is not APPEND:  # a rewrite: inside a turn, and it resolves nothing
             if self.open_turn is None:
                 raise NotCertified
-        elif type_ in ("assistant/message", "tool/call", "tool/result"):
-            self._in_step(data["turn"], data["step"])
-            if type_ == "tool/call":
-                self.step_calls.add(str(data["callId"]))
-            elif type_ == "tool/result":
-                call_id = data["message"]["source"]["callId"]
-                if call_id in self.step_calls:
-                    self.step_calls.discard(call_id)
-                elif (data.get("error") or {}).get("code") != "TOOL_NOT_STARTED":
-                    raise NotCertified
-        elif type_ in ("request/header", "request/context") and self.open_turn is None:
+            if relations.compacting:
+                relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+            return
+        self._in_step(data["turn"], data["step"])
+        call_id = data["message"]["source"]["callId"]
+        if call_id in self.step_calls:
+            self.step_calls.discard(call_id)
+        elif (data.get("error") or {}).get("code") != "TOOL_NOT_STARTED":
             raise NotCertified
+        if relations.compacting:
+            relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+            return
+        found = relations.find(_string_token(call_id))
+        if found is None or (not found[3] and not relationships.is_not_started_repair(self._frozen(raw, op, sources), data)):
+            raise NotCertified
+        relations.tools.remove(found)
 
-    def _admitted(self, event: _Event, line: bytes, exact: bool, plan: tuple[int, int, tuple[int, ...] | None] | None) -> None:
-        log = self.log
-        log._types.append(sys.intern(event.type))  # one string per type, not one per event
-        if event.type == "user/message" and _human(event.data):
-            log._humans[event.seq] = (line, exact)
-        if plan is not None:
-            start, end, shadowed = plan
-            for seq in shadowed or ():
-                log._kept.pop(seq, None)
-            self.nodes[start:end] = [event.seq]
-            log._kept[event.seq] = (line, exact)
-        self.count += 1
-        log.length = self.count
-        if event.type == "turn/end":
-            self.turn_tail.clear()
-        elif event.type == "turn/start":
-            self.turn_tail[:] = [event]
-        else:
-            self.turn_tail.append(event)
+    def _user_message(self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None) -> None:
+        source = data.get("source")
+        if op is APPEND or type(source) is not dict or source.get("kind") != "plugin":
+            return  # only a compaction checkpoint relates
+        self.relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+
+    def _request_header(
+        self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None
+    ) -> None:
+        if self.open_turn is None:
+            raise NotCertified
+        relations = self.relations
+        if relations.compacting:
+            relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+            return
+        header = data.get("header")
+        config = header.get("config") if type(header) is dict else None
+        relations.provider = relationships.member(config if type(config) is dict else None, "provider")
+
+    def _request_context(
+        self, raw: dict[str, Any], data: Any, op: Append | Replace | None, sources: tuple[int, ...] | None
+    ) -> None:
+        if self.open_turn is None:
+            raise NotCertified
+        self.relations.model(self._frozen(raw, op, sources), self.log, self.nodes)
+
+
+# Module tables of plain functions, not bound methods on the fold: a fold holding its own bound
+# methods would be a reference cycle, freed only by the cyclic collector, with everything it keeps.
+_STEPS: Final[Mapping[str, _Step]] = {
+    "turn/start": FastFold._turn_start,
+    "turn/end": FastFold._turn_end,
+    "step/start": FastFold._step_start,
+    "step/end": FastFold._step_end,
+    "assistant/message": FastFold._assistant_message,
+    "tool/call": FastFold._tool_call,
+    "tool/result": FastFold._tool_result,
+    "user/message": FastFold._user_message,
+    "request/header": FastFold._request_header,
+    "request/context": FastFold._request_context,
+}
+"""The trace and relationship rules of each type that has any (the others relate by the model's transition)."""
 
 
 def _human(data: Any) -> bool:
@@ -596,36 +795,61 @@ def _nonempty(value: object) -> bool:
 def _message_holds(message: object, role: str) -> bool:
     """The model's rules of a message object (:mod:`~sessionlog_spec.model.messages`): identified, of
     ``role``, with a source of some kind and content blocks of some type."""
-    if type(message) is not dict or not _nonempty(message.get("id")) or message.get("role") != role:
+    if type(message) is not dict or message.get("role") != role:
         return False
-    source, content = message.get("source"), message.get("content")
-    if type(source) is not dict or not _nonempty(source.get("kind")) or type(content) is not list:
+    identity, source, content = message.get("id"), message.get("source"), message.get("content")
+    if type(identity) is not str or identity == "" or type(source) is not dict or type(content) is not list:
         return False
-    return all(type(block) is dict and _nonempty(block.get("type")) for block in content)
+    kind = source.get("kind")
+    if type(kind) is not str or kind == "":
+        return False
+    for block in content:
+        if type(block) is not dict:
+            return False
+        block_type = block.get("type")
+        if type(block_type) is not str or block_type == "":
+            return False
+    return True
 
 
-def _message_rules_hold(event_type: str, data: Any) -> bool:
-    """The model's message rules of ``user/message``, ``assistant/message`` and ``tool/result``
-    (INV-LOG-7..9), which give those types their finer codes."""
-    if event_type == "user/message":
-        return _message_holds(data, "user")
-    if type(data) is not dict or not (_natural(data.get("turn")) and _natural(data.get("step"))):
+def _step_numbers_hold(data: Any) -> bool:
+    if type(data) is not dict:
+        return False
+    turn, step = data.get("turn"), data.get("step")
+    return type(turn) is int and type(step) is int and 0 <= turn <= MAX_SAFE_INTEGER and 0 <= step <= MAX_SAFE_INTEGER
+
+
+def _user_message_rules_hold(data: Any) -> bool:
+    """The model's message rules of a ``user/message`` (INV-LOG-7)."""
+    return _message_holds(data, "user")
+
+
+def _assistant_message_rules_hold(data: Any) -> bool:
+    """The model's message rules of an ``assistant/message`` (INV-LOG-8)."""
+    if not _step_numbers_hold(data) or not data.keys() <= ASSISTANT_DATA_KEYS:
         return False
     message: Any = data.get("message")
-    if event_type == "assistant/message":
-        if not data.keys() <= ASSISTANT_DATA_KEYS or not _message_holds(message, "assistant"):
-            return False
-        source = message["source"]
-        if source["kind"] != "model" or not (_nonempty(source.get("provider")) and _nonempty(source.get("model"))):
-            return False
-        if "interrupted" in data and data["interrupted"] is not True:
-            return False
-        return all(
+    if not _message_holds(message, "assistant"):
+        return False
+    source = message["source"]
+    if source["kind"] != "model" or not (_nonempty(source.get("provider")) and _nonempty(source.get("model"))):
+        return False
+    if "interrupted" in data and data["interrupted"] is not True:
+        return False
+    for block in message["content"]:
+        if block.get("type") == "tool-call" and not (
             _nonempty(block.get("id")) and type(block.get("name")) is str and type(block.get("arguments")) is str
-            for block in message["content"]
-            if block.get("type") == "tool-call"
-        )
-    if not data.keys() <= TOOL_RESULT_DATA_KEYS or not _message_holds(message, "user"):
+        ):
+            return False
+    return True
+
+
+def _tool_result_rules_hold(data: Any) -> bool:
+    """The model's message rules of a ``tool/result`` (INV-LOG-9)."""
+    if not _step_numbers_hold(data) or not data.keys() <= TOOL_RESULT_DATA_KEYS:
+        return False
+    message: Any = data.get("message")
+    if not _message_holds(message, "user"):
         return False
     source, content = message["source"], message["content"]
     if source["kind"] != "tool" or not _nonempty(source.get("callId")) or len(content) != 1:
@@ -635,18 +859,54 @@ def _message_rules_hold(event_type: str, data: Any) -> bool:
         return False
     if "isError" in block and type(block["isError"]) is not bool:
         return False
-    error = data.get("error", {"name": "", "code": ""})
-    return type(error) is dict and error.keys() == {"name", "code"} and all(type(v) is str for v in error.values())
+    if "error" not in data:
+        return True
+    error = data["error"]
+    return type(error) is dict and error.keys() == {"name", "code"} and type(error["name"]) is str and type(error["code"]) is str
 
 
-def _plain_user_message(event: _Event) -> bool:
-    """A ``user/message`` whose annotated parts are absent: its source is not a legacy goal message
-    (``goalStateRestatement``) and cites no ``references`` (``itemIndex``, ``uniqueMember``, ``sumOf``,
-    ``flagIfAnyPositive``), so its schema states every rule of its payload."""
-    if event.type != "user/message" or type(event.data) is not dict:
+_MESSAGE_RULES: Final[Mapping[str, Callable[[Any], bool]]] = {
+    "user/message": _user_message_rules_hold,
+    "assistant/message": _assistant_message_rules_hold,
+    "tool/result": _tool_result_rules_hold,
+}
+"""The model's message rules (INV-LOG-7..9), which give the message types their finer codes."""
+
+_FREQUENT: Final[Mapping[str, Callable[[FastFold, dict[str, Any], bytes], bool]]] = {
+    **dict.fromkeys(_BARE, FastFold._bare),
+    **dict.fromkeys(_MESSAGE_RULES, FastFold._appended),
+}
+"""The types whose frequent row shape has a shorter path (:meth:`FastFold._bare`, :meth:`FastFold._appended`)."""
+
+if not KNOWN_EVENT_TYPES - MODEL_PAYLOADS - SURFACE_TYPES - _MESSAGE_RULES.keys() >= _BARE:  # pragma: no cover
+    raise ImportError("a bare type now has payload rules beyond its schema or joins the surface: FastFold._bare must not take it")
+
+
+def _plain_user_message(data: Any) -> bool:
+    """A ``user/message`` payload whose annotated parts are absent: its source is not a legacy goal
+    message (``goalStateRestatement``) and cites no ``references`` (``itemIndex``, ``uniqueMember``,
+    ``sumOf``, ``flagIfAnyPositive``), so its schema states every rule of its payload."""
+    if type(data) is not dict:
         return False
-    source = event.data.get("source")
+    source = data.get("source")
     return type(source) is dict and type(source.get("kind")) is str and source["kind"] != "goal" and "references" not in source
+
+
+def _plain_seqs(value: object) -> bool:
+    """Whether ``value`` is a list of integers (not a bool among them)."""
+    return type(value) is list and set(map(type, value)) <= _INT
+
+
+def _same_json(a: object, b: object) -> bool:
+    """:func:`~sessionlog_spec.model.json_value.json_equal`, first by the values' compact JSON with
+    sorted keys: the same text is the same value (the values are finite, as every number both readers
+    take is); different texts may still be equal values (``1`` and ``1.0``)."""
+    try:
+        if orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS):
+            return True
+    except TypeError:  # a value orjson does not write (an integer past 64 bits, deep nesting)
+        pass
+    return json_equal(a, b)
 
 
 def _without_result_content(data: object) -> object:
@@ -664,32 +924,46 @@ def _without_result_content(data: object) -> object:
 # -- a whole log ------------------------------------------------------------------------------------------
 
 
-def _lines(data: Iterable[bytes], limit: int, torn: list[bytes]) -> Iterator[tuple[bytes, bool]]:
-    """The complete lines of ``data``, each with whether it may hold a value ``orjson`` reads
-    otherwise than the model's reader (:func:`_risky`); the text after the last newline is left in
-    ``torn``.  A line over ``limit`` bytes is not certified (the model names it)."""
+def _lines(data: Iterable[bytes], limit: int, torn: list[bytes]) -> Iterator[tuple[list[bytes], set[int]]]:
+    """The complete lines of ``data``, a chunk's at a time, each batch with the indexes of the lines
+    that may hold a value ``orjson`` reads otherwise than the model's reader (:func:`_risky`) or nest
+    too deep for it; the text after the last newline is left in ``torn``.  A line over ``limit``
+    bytes is not certified (the model names it)."""
     pending: list[bytes] = []
     pending_size = 0
     for chunk in data:
         parts = chunk.split(b"\n")
         rest = parts.pop()
-        clean = not _risky(chunk)  # one scan for every line of the chunk
-        joined = bool(parts and pending)
-        if joined:
+        if parts and pending:
             pending.append(parts[0])
             parts[0] = b"".join(pending)
             pending, pending_size = [], 0
-        for index, part in enumerate(parts):
-            if len(part) > limit:
-                raise NotCertified
-            deep = len(part) >= 2 * _DEEP and part.count(b"[") + part.count(b"{") >= _DEEP
-            yield part, deep or ((not clean or (joined and index == 0)) and _risky(part))
+            exact = {0} if _risky(parts[0]) or _deep(parts[0]) else set()
+        else:
+            exact = set()
+        if _risky(chunk):  # one scan for every line of the chunk, then line by line only on a hit
+            exact.update(index for index, part in enumerate(parts) if _risky(part))
+        if len(chunk) >= 2 * _DEEP:  # else no line of the chunk (the joined first one is checked above)
+            long = 2 * _DEEP
+            exact.update(
+                index
+                for index, part in enumerate(parts)
+                if len(part) >= long and part.count(b"[") + part.count(b"{") >= _DEEP  # _deep, inlined
+            )
+        if parts and max(map(len, parts)) > limit:
+            raise NotCertified
+        yield parts, exact
         if rest:
             pending.append(rest)
             pending_size += len(rest)
             if pending_size > limit:
                 raise NotCertified
     torn.append(b"".join(pending))
+
+
+def _deep(line: bytes) -> bool:
+    """Whether ``line`` has :data:`_DEEP` brackets or more."""
+    return len(line) >= 2 * _DEEP and line.count(b"[") + line.count(b"{") >= _DEEP
 
 
 def _risky(data: bytes) -> bool:
@@ -713,12 +987,20 @@ def certify(chunks: Iterable[bytes], chunk_bytes: int, line_limit: int) -> Certi
     fold: FastFold | None = None
     number = 0
     try:
-        for line, exact in _lines(data, line_limit, torn):
-            number += 1
+        for lines, exact in _lines(data, line_limit, torn):
+            number += len(lines)
+            start = 0
             if fold is None:
-                fold = _header(line)
+                if not lines:
+                    continue
+                fold, start = _header(lines[0]), 1
+            row = fold.row
+            if exact:
+                for index in range(start, len(lines)):
+                    row(lines[index], index in exact)
             else:
-                fold.row(line, exact)
+                for line in itertools.islice(lines, start, None):
+                    row(line, False)
     except (NotCertified, DamagedCompression):
         return None
     if fold is None or data.cut is not None:
@@ -726,7 +1008,7 @@ def certify(chunks: Iterable[bytes], chunk_bytes: int, line_limit: int) -> Certi
     header_seed = fold.header_seed
     if (header_seed is not None and header_seed > fold.count) or relationship_finish(fold.relations.rest) is not None:
         return None
-    closers = len(interrupted_turn_closers([e.frozen() for e in fold.turn_tail])) if fold.open_turn is not None else 0
+    closers = len(interrupted_turn_closers([_event_of(raw) for raw in fold.turn_tail])) if fold.open_turn is not None else 0
     compression = None if data.compression is None else data.compression.value
     return Certified(number, fold.count, torn[0] != b"", fold.open_turn, closers, compression)
 

@@ -9,6 +9,7 @@ Hypothesis draws are capped (:func:`strategies.property_settings`); ``SESSIONLOG
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -159,6 +160,208 @@ def test_every_perturbation_of_a_realistic_event_gets_the_models_whole_answer(fa
             # an integral float where an integer is expected), which the comparison above covers.
             assert _certified(text) is None or (answer.verdict is None and not answer.dropped), perturbation.name
     assert checked > 20
+
+
+# -- packed rows, provenance and rewrites, edited one member at a time ------------------------------------------
+
+
+def _streamed_turn() -> list[dict[str, Any]]:
+    """One turn whose step streams a reasoning run, a text run and a tool-call run before its message
+    (each run packed into one row), then calls the tool and takes its result."""
+    events: list[dict[str, Any]] = []
+
+    def add(type_: str, data: dict[str, Any], **envelope: Any) -> None:
+        events.append({"type": type_, "seq": len(events), "time": 1000 + 7 * len(events), "data": data, **envelope})
+
+    where = {"turn": 1, "step": 1}
+    add("turn/start", {"turn": 1})
+    user = {"id": "user-1", "role": "user", "content": [{"type": "text", "text": "Go"}], "source": {"kind": "user"}}
+    add("user/message", user, surfaceOp="append")
+    add("step/start", where)
+    for kind in ("reasoning-delta", "text-delta"):
+        for piece in ("a", "b", "c", "d"):
+            add("assistant/chunk", {**where, "chunk": {"type": kind, "index": 0, "text": piece}})
+    for piece in ('{"p', '":', "1}"):
+        chunk = {"type": "tool-call-delta", "index": 1, "id": "call-1", "name": "read", "argumentsDelta": piece}
+        add("assistant/chunk", {**where, "chunk": chunk})
+    call = {"type": "tool-call", "id": "call-1", "name": "read", "arguments": '{"p":1}'}
+    source = {"kind": "model", "provider": "p", "model": "m"}
+    message = {
+        "id": "assistant-1",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Reading."}, call],
+        "source": source,
+    }
+    add("assistant/message", {**where, "message": message}, surfaceOp="append")
+    add("tool/call", {**where, "callId": "call-1", "name": "read", "arguments": '{"p":1}'})
+    block = {"type": "tool-result", "toolCallId": "call-1", "content": [{"type": "text", "text": "1"}], "isError": False}
+    result = {"id": "result-1", "role": "user", "source": {"kind": "tool", "callId": "call-1"}, "content": [block]}
+    add("tool/result", {**where, "message": result}, surfaceOp="append")
+    add("step/end", where)
+    add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    return events
+
+
+MAX_SAFE = 2**53 - 1
+PACKED_ROW_EDITS: dict[str, tuple[str, Any, bool]] = {
+    # name: (row type, edit of its data, whether the stored form (docs/conformance/on-disk-format.md) keeps the log valid)
+    "dt of zeros": ("text-chunks", lambda d: d.update(dt=[0, 0, 0]), True),
+    "dt of ones": ("text-chunks", lambda d: d.update(dt=[1, 1, 1]), True),
+    "dt with a negative gap": ("text-chunks", lambda d: d.update(dt=[7, -3, 7]), True),
+    "texts of empty strings": ("text-chunks", lambda d: d.update(texts=["", "", "", ""]), True),
+    "tool row without a name": ("tool-call-chunks", lambda d: d.pop("name"), True),
+    "dt with a boolean": ("text-chunks", lambda d: d.update(dt=[True, 7, 7]), False),
+    "dt with a false": ("text-chunks", lambda d: d.update(dt=[False, 7, 7]), False),
+    "dt with an integral float": ("text-chunks", lambda d: d.update(dt=[7.0, 7, 7]), False),
+    "dt past the safe integers": ("text-chunks", lambda d: d.update(dt=[MAX_SAFE, 7, 7]), False),
+    "dt below the safe integers": ("text-chunks", lambda d: d.update(dt=[-MAX_SAFE, -MAX_SAFE, 7]), False),
+    "dt with a string": ("text-chunks", lambda d: d.update(dt=["7", 7, 7]), False),
+    "dt one short": ("text-chunks", lambda d: d.update(dt=[7, 7]), False),
+    "texts with a number": ("text-chunks", lambda d: d.update(texts=["a", 1, "c", "d"]), False),
+    "texts empty": ("text-chunks", lambda d: d.update(texts=[], dt=[]), False),
+    "index a boolean": ("text-chunks", lambda d: d.update(index=False), False),
+    "index an integral float": ("text-chunks", lambda d: d.update(index=0.0), False),
+    "index negative": ("text-chunks", lambda d: d.update(index=-1), False),
+    "turn an integral float": ("text-chunks", lambda d: d.update(turn=1.0), False),
+    "another step": ("reasoning-chunks", lambda d: d.update(step=2), False),
+    "an extra member": ("text-chunks", lambda d: d.update(extra=1), False),
+    "tool row id empty": ("tool-call-chunks", lambda d: d.update(id=""), False),
+    "tool row name a number": ("tool-call-chunks", lambda d: d.update(name=5), False),
+    "tool row args with a number": ("tool-call-chunks", lambda d: d.update(args=['{"p', 2, "1}"]), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PACKED_ROW_EDITS))
+def test_every_edit_of_a_packed_row_gets_the_models_whole_answer(name: str) -> None:
+    row_type, edit, valid = PACKED_ROW_EDITS[name]
+    rows = [json.loads(encode_line(row)) for row in pack_chunk_runs(_streamed_turn())]
+    assert {"text-chunks", "reasoning-chunks", "tool-call-chunks"} <= {row["type"] for row in rows}
+    edit(next(row for row in rows if row["type"] == row_type)["data"])
+    text = _joined([encode_line(HEADER_LINE), *(encode_line(row) for row in rows)])
+    answer = _same_answer(text)
+    certified = _certified(text)
+    assert (certified is not None) == valid, (certified, answer)
+    assert certified is None or (answer.verdict is None and not answer.violations)
+
+
+def _with_rewrite() -> tuple[list[dict[str, Any]], int, int]:
+    """A realistic log with a tool-result rewrite and a compaction, and their seqs."""
+    events = realistic_events(turns=10, seed=3)
+    rewrite = next(e["seq"] for e in events if e["type"] == "tool/result" and e["surfaceOp"] != "append")
+    compaction = next(e["seq"] for e in events if e["type"] == "user/message" and e["surfaceOp"] != "append")
+    return events, rewrite, compaction
+
+
+def _cite(seq: int, sources: Any) -> Any:
+    return lambda events, _r, _c: events[seq].update(sourceEventSeqs=sources(events[seq]["sourceEventSeqs"]))
+
+
+def _meta(original: object, rewritten: object) -> Any:
+    def edit(events: list[dict[str, Any]], rewrite: int, _c: int) -> None:
+        events[events[rewrite]["sourceEventSeqs"][0]]["data"]["meta"] = original
+        events[rewrite]["data"]["meta"] = rewritten
+
+    return edit
+
+
+PROVENANCE_EDITS: dict[str, tuple[Any, bool]] = {
+    # name: (edit of the events, given the rewrite's and the compaction's seqs; whether the log stays valid)
+    "none": (lambda _e, _r, _c: None, True),
+    "a rewrite citing a range": (lambda e, r, _c: _cite(r, lambda s: [[s[0], s[0]]])(e, r, _c), True),
+    "a rewrite citing an integral float": (lambda e, r, _c: _cite(r, lambda s: [float(s[0])])(e, r, _c), True),
+    "a compaction citing one more seq": (lambda e, _r, c: _cite(c, lambda s: [0, *s])(e, _r, c), True),
+    "a rewrite citing a boolean": (lambda e, r, _c: _cite(r, lambda _s: [True])(e, r, _c), False),
+    "a rewrite citing a negative seq": (lambda e, r, _c: _cite(r, lambda s: [-1, *s])(e, r, _c), False),
+    "a rewrite citing a seq twice": (lambda e, r, _c: _cite(r, lambda s: [*s, *s])(e, r, _c), False),
+    "a rewrite citing nothing": (lambda e, r, _c: _cite(r, lambda _s: [])(e, r, _c), False),
+    "a rewrite citing itself": (lambda e, r, _c: _cite(r, lambda s: [*s, r])(e, r, _c), False),
+    "a compaction citing a later seq": (lambda e, _r, c: _cite(c, lambda s: [*s, c + 5])(e, _r, c), False),
+    "a compaction citing decreasing ranges": (
+        lambda e, _r, c: _cite(c, lambda s: [[x, x] for x in sorted(s)[::-1]])(e, _r, c),
+        False,
+    ),
+    "a rewrite keeping a number written otherwise": (_meta({"n": 1}, {"n": 1.0}), True),
+    "a rewrite keeping members in another order": (_meta({"a": 1, "b": 2}, {"b": 2, "a": 1}), True),
+    "a rewrite turning a boolean into a number": (_meta({"n": True}, {"n": 1}), False),
+    "a rewrite changing a kept member": (_meta({"a": 1}, {"a": 2}), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROVENANCE_EDITS))
+def test_every_edit_of_provenance_and_rewrites_gets_the_models_whole_answer(name: str) -> None:
+    edit, valid = PROVENANCE_EDITS[name]
+    events, rewrite, compaction = _with_rewrite()
+    edit(events, rewrite, compaction)
+    text = _stored(events)
+    answer = _same_answer(text)
+    assert (_certified(text) is not None) == valid, answer
+
+
+def test_text_row_verdicts_are_remembered_only_while_turn_and_step_stand_apart() -> None:
+    schema = json.loads(fastcheck._schema_text(fastcheck.CHUNK))
+    assert fastcheck.TURN_AND_STEP_APART and fastcheck._turn_and_step_apart(schema)
+    bounded = {**schema, "properties": {**schema["properties"], "turn": {**schema["properties"]["turn"], "maximum": 5}}}
+    related = {
+        **schema,
+        "allOf": [{"if": {"properties": {"turn": {"const": 1}}}, "then": {"properties": {"step": {"const": 1}}}}],
+    }
+    without_step = {**schema, "properties": {k: v for k, v in schema["properties"].items() if k != "step"}}
+    assert not any(fastcheck._turn_and_step_apart(s) for s in (bounded, related, without_step))
+
+
+def _first(events: list[dict[str, Any]], type_: str) -> dict[str, Any]:
+    return next(event for event in events if event["type"] == type_)
+
+
+def _recall(original: int, retained: int, omitted: int) -> dict[str, Any]:
+    """A session-reference source citing one session's message counts (its schema cannot say they must add up)."""
+    counts = {"originalMessages": original, "retainedMessages": retained, "omittedMessages": omitted, "omittedBytes": 0}
+    reference = {"sessionId": "s", "label": "", "capturedThroughSeq": None, "compacted": False, **counts}
+    return {
+        "kind": "session-reference",
+        "form": "recall",
+        "version": 1,
+        "references": [{**reference, "truncated": True, "inputIndex": 0}],
+    }
+
+
+FREQUENT_ROW_EDITS: dict[str, Any] = {
+    "an ignorable step/start": lambda e: _first(e, "step/start").update(ignorable=True),
+    "a step/start with an ignorable false": lambda e: _first(e, "step/start").update(ignorable=False),
+    "a tool/call appended to the surface": lambda e: _first(e, "tool/call").update(surfaceOp="append"),
+    "a step/end citing sources": lambda e: _first(e, "step/end").update(sourceEventSeqs=[0]),
+    "an assistant/message citing nothing": lambda e: _first(e, "assistant/message").update(sourceEventSeqs=[]),
+    "an assistant/message with an unknown envelope member": lambda e: _first(e, "assistant/message").update(extra=1),
+    "a tool/result appended by an op object": lambda e: _first(e, "tool/result").update(surfaceOp={"op": "append"}),
+    "a user/message restating a goal": lambda e: _first(e, "user/message")["data"].update(source={"kind": "goal"}),
+    "a user/message citing counts that add up": lambda e: _first(e, "user/message")["data"].update(source=_recall(5, 4, 1)),
+    "a user/message citing counts that do not add up": lambda e: _first(e, "user/message")["data"].update(
+        source=_recall(5, 1, 1)
+    ),
+    "a turn/start without its data": lambda e: _first(e, "turn/start").pop("data"),
+    "a turn/start with a time past the safe integers": lambda e: _first(e, "turn/start").update(time=MAX_SAFE + 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FREQUENT_ROW_EDITS))
+def test_frequent_types_in_another_envelope_get_the_models_whole_answer(name: str) -> None:
+    events = _streamed_turn()
+    FREQUENT_ROW_EDITS[name](events)
+    for packed in (False, True):
+        _same_answer(_stored(events, packed))
+
+
+def test_the_fast_checker_leaves_no_reference_cycle_behind() -> None:
+    """What a fold keeps (lines, rows, the relationship state) is freed when the check returns, not
+    at the cyclic collector's next pass: repeated checks would otherwise pile up."""
+    text = _stored(realistic_events(turns=20, seed=2), packed=True)
+    gc.collect()
+    gc.disable()
+    try:
+        assert _certified(text) is not None
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 # -- every stored log of the vectors --------------------------------------------------------------------------

@@ -13,6 +13,10 @@ side and interleaved round by round on the same file, each in a fresh child proc
   valid logs without the model);
 * with ``--model``, **check-log --model**: the same check with every event judged by the model (the
   released reader's row scan, the full v1 contract per event through frozen values);
+* with ``--before CHECKOUT``, **check-log before**: the same check by another checkout of this
+  repository (a ``git worktree`` of the commit before a change), its ``sessionlog_spec`` imported from
+  that checkout's ``spec/`` and ``model/`` (linked under their import names, as the Makefile's
+  ``source-links`` does), so a change is measured against the code it replaces in the same run;
 * **orjson**: ``orjson.loads`` of every line of the same file, nothing else;
 * **peak RSS** of the check-log child (its own ``VmHWM``), and the same for a child that only
   imports the checker, so the growth over that baseline can be set against the file size.
@@ -24,7 +28,8 @@ an average over a minute or so and background load on a shared machine hits ever
 moment).  With ``--rounds N`` each measurement is repeated N times and the best is kept.
 Run from the repository root::
 
-    .venv/bin/python tools/benchmarks/check_log_bench.py [--sizes 10000,100000,1000000] [--work 1000000] [--model] [--json OUT]
+    .venv/bin/python tools/benchmarks/check_log_bench.py [--sizes 10000,100000,1000000] [--work 1000000] [--model]
+        [--before CHECKOUT] [--json OUT]
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from typing import Any
 
 import orjson
 
+import sessionlog_spec
 from sessionlog_spec.model.event import Event, decode_event
 from sessionlog_spec.model.json_value import as_object, freeze
 from sessionlog_spec.model.jsonl import encode_jsonl
@@ -148,10 +154,10 @@ def _assert_valid(path: Path) -> None:
 
 def _child(mode: str, path: str, repeat: int) -> None:
     """Run one measurement (``repeat`` passes over the file) in this fresh process and print it as JSON."""
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"source": str(Path(sessionlog_spec.__file__).parent)}
     start, cpu = time.perf_counter(), time.process_time()
     for _ in range(repeat):
-        if mode in ("check", "model"):
+        if mode in ("check", "model", "before"):
             result = check_path(path, model=mode == "model")
             out.update(events=result.events, violations=len(result.violations), unreadable=result.unreadable)
         elif mode == "orjson":
@@ -189,9 +195,27 @@ class Run:
     output: dict[str, Any]
 
 
-def _measure(mode: str, path: Path | None = None, repeat: int = 1) -> Run:
+def link_checkout(checkout: Path, into: Path) -> Path:
+    """A directory holding ``sessionlog_spec`` as ``checkout`` has it (every entry of its ``spec/``
+    linked, and its ``model/`` as ``sessionlog_spec/model``), to put first on a child's import path."""
+    spec, model = checkout / "spec", checkout / "model"
+    if not (spec / "__init__.py").is_file() or not (model / "__init__.py").is_file():
+        raise SystemExit(f"--before {checkout}: not a checkout of this repository (no spec/__init__.py and model/__init__.py)")
+    package = into / "sessionlog_spec"
+    package.mkdir(parents=True)
+    for entry in spec.iterdir():
+        (package / entry.name).symlink_to(entry.resolve())
+    (package / "model").symlink_to(model.resolve())
+    return into
+
+
+def _measure(mode: str, path: Path | None = None, repeat: int = 1, imports: Path | None = None) -> Run:
+    """One child's measurement; with ``imports``, the child imports ``sessionlog_spec`` from there."""
     command = [sys.executable, __file__, "--child", mode, str(path or ""), str(repeat)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = None
+    if imports is not None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(imports), os.environ.get("PYTHONPATH")]))}
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     stdout = child.stdout.read() if child.stdout is not None else b""
     stderr = child.stderr.read() if child.stderr is not None else b""
     _, status, usage = os.wait4(child.pid, 0)
@@ -199,6 +223,8 @@ def _measure(mode: str, path: Path | None = None, repeat: int = 1) -> Run:
     if child.returncode != 0:
         raise RuntimeError(f"{mode} {path}: exit {child.returncode}: {stderr.decode(errors='replace')}")
     output = json.loads(stdout)
+    if imports is not None and not Path(output["source"]).is_relative_to(imports):
+        raise RuntimeError(f"{mode} {path}: the child imported sessionlog_spec from {output['source']}, not from {imports}")
     return Run(output["seconds"], output["cpu"], output["peak_rss"] or usage.ru_maxrss * 1024, output)
 
 
@@ -222,6 +248,9 @@ class Row:
     model_cpu_us_per_event: float | None = None
     """The same check with ``--model`` (every event judged by the model), when measured."""
     model_peak_rss: int | None = None
+    before_cpu_us_per_event: float | None = None
+    """The same check by the ``--before`` checkout, when measured."""
+    before_peak_rss: int | None = None
 
     @property
     def model_cpu_ratio(self) -> float | None:
@@ -229,25 +258,36 @@ class Row:
         return None if self.model_cpu_us_per_event is None else self.model_cpu_us_per_event / self.orjson_cpu_us_per_event
 
     @property
+    def before_cpu_ratio(self) -> float | None:
+        """The ``--before`` checkout's CPU time over the bare parse's."""
+        return None if self.before_cpu_us_per_event is None else self.before_cpu_us_per_event / self.orjson_cpu_us_per_event
+
+    @property
     def memory_ratio(self) -> float:
         """Peak RSS growth over the import-only baseline, per byte of the file."""
         return self.rss_over_baseline / self.file_bytes
 
 
-def measure(log: Log, layout: str, work: int, rounds: int, baseline: int, *, model: bool = False) -> Row:
+def measure(
+    log: Log, layout: str, work: int, rounds: int, baseline: int, *, model: bool = False, before: Path | None = None
+) -> Row:
     """Best of ``rounds`` interleaved rounds of check-log and orjson on one file, each about ``work``
-    events; with ``model``, also check-log with ``--model`` (the model judging every event)."""
+    events; with ``model``, also check-log with ``--model`` (the model judging every event); with
+    ``before`` (a directory from :func:`link_checkout`), also check-log as that checkout has it."""
     repeat = max(1, round(work / log.events))
     path = log.plain if layout == "plain" else log.packed
     checks: list[Run] = []
     parses: list[Run] = []
     models: list[Run] = []
+    befores: list[Run] = []
     for _ in range(rounds):
+        if before is not None:
+            befores.append(_measure("before", path, repeat, imports=before))
         checks.append(_measure("check", path, repeat))
         parses.append(_measure("orjson", path, repeat))
         if model:
             models.append(_measure("model", path, repeat))
-    for run in checks + models:
+    for run in checks + models + befores:
         output = run.output
         if output["unreadable"] is not None or output["violations"] or output["events"] != log.events:
             raise AssertionError(f"{path}: check-log did not read a clean log of {log.events} events: {output}")
@@ -274,6 +314,8 @@ def measure(log: Log, layout: str, work: int, rounds: int, baseline: int, *, mod
         rss_over_baseline=peak - baseline,
         model_cpu_us_per_event=min(run.cpu for run in models) / (log.events * repeat) * 1e6 if models else None,
         model_peak_rss=max(run.peak_rss for run in models) if models else None,
+        before_cpu_us_per_event=min(run.cpu for run in befores) / (log.events * repeat) * 1e6 if befores else None,
+        before_peak_rss=max(run.peak_rss for run in befores) if befores else None,
     )
 
 
@@ -309,6 +351,25 @@ def table(rows: Sequence[Row], baseline: int) -> str:
                 f"| {row.peak_rss / MiB:.1f} ({row.peak_rss / row.file_bytes:.2f}×) "
                 f"| {row.model_peak_rss / MiB:.1f} ({row.model_peak_rss / row.file_bytes:.2f}×) |"
             )
+    if any(row.before_cpu_us_per_event is not None for row in rows):
+        out += [
+            "",
+            "| events | layout | file MB | orjson µs/event (CPU) | before µs/event (CPU) | before ÷ orjson "
+            "| after µs/event (CPU) | after ÷ orjson | after ÷ before | before peak RSS MB (÷ file) "
+            "| after peak RSS MB (÷ file) | after growth ÷ file |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in rows:
+            if row.before_cpu_us_per_event is None or row.before_peak_rss is None or row.before_cpu_ratio is None:
+                continue
+            out.append(
+                f"| {row.events:,} | {row.layout} | {row.file_bytes / MiB:.1f} | {row.orjson_cpu_us_per_event:.2f} "
+                f"| {row.before_cpu_us_per_event:.2f} | {row.before_cpu_ratio:.1f}× "
+                f"| {row.check_cpu_us_per_event:.2f} | **{row.cpu_ratio:.1f}×** "
+                f"| {row.check_cpu_us_per_event / row.before_cpu_us_per_event:.2f} "
+                f"| {row.before_peak_rss / MiB:.1f} ({row.before_peak_rss / row.file_bytes:.2f}×) "
+                f"| {row.peak_rss / MiB:.1f} ({row.peak_rss / row.file_bytes:.2f}×) | {row.memory_ratio:.2f}× |"
+            )
     out.append("")
     out.append(f"Baseline (a child that only imports the checker, highest of three): peak RSS {baseline / MiB:.1f} MB.")
     for layout in ("plain", "packed"):
@@ -340,6 +401,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--model", action="store_true", help="also measure check-log --model (every event judged by the model) side by side"
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also measure check-log as another checkout of this repository has it (a git worktree), side by side",
+    )
     parser.add_argument("--child", nargs=3, metavar=("MODE", "PATH", "REPEAT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -362,10 +429,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _assert_valid(log.packed)
             logs.append(log)
         baseline = max(_measure("baseline").peak_rss for _ in range(3))
+        before = None if args.before is None else link_checkout(args.before, Path(scratch) / "before")
         rows = []
         for log in logs:
             for layout in ("plain", "packed"):
-                rows.append(measure(log, layout, args.work, args.rounds, baseline, model=args.model))
+                rows.append(measure(log, layout, args.work, args.rounds, baseline, model=args.model, before=before))
                 print(f"measured {log.events:,} {layout}", file=sys.stderr, flush=True)
     machine = f"{platform.python_implementation()} {platform.python_version()}, orjson {orjson.__version__}"
     print(f"{machine}, {os.cpu_count()} CPU(s); load average at the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
