@@ -34,13 +34,19 @@ KINDS: Final[dict[str, tuple[str, ...]]] = {
     "pair_": (),
     "scene_": (),
     "v0_": ("INV-LEGACY-5",),
+    "layout_": ("INV-JSONL-9", "INV-JSONL-10"),
 }
 """The fuzz rules by the prefix they retitle with (``fuzz_order_seed``) and what each adds."""
 STORED_PATHS: Final = ("load", "read")
 """The paths that take a stored text, which the line edits go to."""
 V0_PATHS: Final = ("upgrade_v0", "load", "read")
 """The paths a v0 log goes to: the edge, and its stored text loaded or read."""
-KIND_PATHS: Final[dict[str, tuple[str, ...]]] = {"lines_": STORED_PATHS, "header_": STORED_PATHS, "v0_": V0_PATHS}
+KIND_PATHS: Final[dict[str, tuple[str, ...]]] = {
+    "lines_": STORED_PATHS,
+    "header_": STORED_PATHS,
+    "v0_": V0_PATHS,
+    "layout_": STORED_PATHS,
+}
 """The kinds sent on fewer paths than :data:`PATHS`."""
 
 
