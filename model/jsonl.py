@@ -255,10 +255,13 @@ class RowScanner:
     issue_line: int | None = None
     unparsable: bool = False
     """The first faulty row was not JSON at all (the line scanner's fault, not the codec's)."""
+    parse: Callable[[str], object | str] = parse_json
+    """How a line is parsed: :func:`parse_json`, or a function that gives the same answer (one that
+    remembers the lines it parsed before)."""
 
     def feed(self, number: int, line: str) -> Violation | None:
         """Read line ``number``; the refusal of the whole log, or ``None`` to go on."""
-        parsed = parse_json(line)
+        parsed = self.parse(line)
         decoded = parsed if isinstance(parsed, str) else row_events(parsed, self.count)
         if self.issue is not None:
             # Past the damage only a turn/end matters.  After an unparsable line, one that parses

@@ -100,7 +100,7 @@ from sessionlog_spec.model.json_value import (
 )
 from sessionlog_spec.model.jsonl import FORMAT_VERSION, LEGACY_VERSION, header_line_problem, version_of
 from sessionlog_spec.model.payloads import payload_problem
-from sessionlog_spec.model.session import fold_session
+from sessionlog_spec.model.session import Fold, fold_session
 from sessionlog_spec.model.violation import Code, Violation
 
 COMPACT_RENAMES = {
@@ -474,14 +474,15 @@ def _request_header(data: JsonObject) -> JsonObject:
     return {**data, "header": {k: v for k, v in header.items() if k != "messagePrefix"}}
 
 
-def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
+def upgrade_v0(log: StoredLog, fold: Fold = fold_session) -> StoredLog | Violation:
     """INV-LEGACY-1..8: a v0 log converted to v1, a v1 log unchanged, or the refusal.
 
     The result always validates as v1 (INV-LEGACY-6), read as the released edge reads a migration
     source: one released v0 pattern, a turn restarted after an inbox splice for the next turn
     without its ``turn/end`` (:func:`~sessionlog_spec.model.trace.restart_interrupted_turn`), is
     admitted as it stands, with nothing written for the abandoned turn.  Anything the
-    normalisations leave invalid is refused with the v1 violation that finds it.
+    normalisations leave invalid is refused with the v1 violation that finds it.  ``fold`` validates
+    the converted log (:func:`~sessionlog_spec.model.session.fold_session`, or an equivalent).
     """
     problem = header_line_problem(log.header)
     if problem is not None:
@@ -492,7 +493,7 @@ def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
     if version == FORMAT_VERSION:
         # The edge's own output must come back unchanged (INV-LEGACY-7), so a v1 log is read as
         # the edge reads its output; reading or appending to a v1 log does not go through here.
-        state = fold_session(log.events, legacy_restart=True)
+        state = fold(log.events, legacy_restart=True)
         return state.at("v1 log") if isinstance(state, Violation) else log
     conversion = _Conversion(log.header, str(log.header["id"]))
     events: list[JsonObject] = []
@@ -501,7 +502,7 @@ def upgrade_v0(log: StoredLog) -> StoredLog | Violation:
         if isinstance(converted, Violation):
             return converted
         events.append(converted)
-    state = fold_session(events, where="v0 index", legacy_restart=True)
+    state = fold(events, where="v0 index", legacy_restart=True)
     if isinstance(state, Violation):
         return state
     header = as_object(freeze({**log.header, "version": FORMAT_VERSION}))

@@ -6,7 +6,7 @@ session (and the same closers) or the same violation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sessionlog_spec.model.event import Event
@@ -64,12 +64,19 @@ def identity_of(header: Mapping[str, object]) -> SessionIdentity:
     )
 
 
-def read_log(text: str, fold: Fold = fold_session) -> ReadLog | Violation:
+Decode = Callable[[str], DecodedLog | Violation]
+"""What reads a stored text's lines: :func:`~sessionlog_spec.model.jsonl.decode_jsonl`, or a function
+that gives the same answer to the same text (one that remembers the texts it read before)."""
+
+
+def read_log(text: str, fold: Fold = fold_session, decode: Decode = decode_jsonl) -> ReadLog | Violation:
     """INV-JSONL-1..7, INV-JSONL-9..10: read a stored log as v1 events, with no repair.
 
-    ``fold`` validates the events (:func:`~sessionlog_spec.model.session.fold_session`, or an equivalent).
+    ``fold`` validates the events (:func:`~sessionlog_spec.model.session.fold_session`, or an
+    equivalent), ``decode`` reads the lines (:func:`~sessionlog_spec.model.jsonl.decode_jsonl`, or an
+    equivalent).
     """
-    decoded = decode_jsonl(text)
+    decoded = decode(text)
     if isinstance(decoded, Violation):
         return decoded
     version = version_of(decoded.header)
@@ -78,7 +85,7 @@ def read_log(text: str, fold: Fold = fold_session) -> ReadLog | Violation:
         state = fold(decoded.events, where="line", positions=decoded.lines, identity=identity_of(header))
     else:
         assert version == LEGACY_VERSION, "header_line_problem refuses every other version"
-        upgraded = upgrade_v0(StoredLog(decoded.header, tuple(_frozen_events(decoded.events))))
+        upgraded = upgrade_v0(StoredLog(decoded.header, tuple(_frozen_events(decoded.events))), fold)
         if isinstance(upgraded, Violation):
             return upgraded
         header = upgraded.header
@@ -89,10 +96,10 @@ def read_log(text: str, fold: Fold = fold_session) -> ReadLog | Violation:
     return ReadLog(header, state, decoded)
 
 
-def load_session(text: str, fold: Fold = fold_session) -> LoadedSession | Violation:
+def load_session(text: str, fold: Fold = fold_session, decode: Decode = decode_jsonl) -> LoadedSession | Violation:
     """INV-JSONL-1..10, INV-REPAIR-5: read a stored log as a v1 session, closing an open tail turn
-    (``fold`` as for :func:`read_log`)."""
-    read = read_log(text, fold)
+    (``fold`` and ``decode`` as for :func:`read_log`)."""
+    read = read_log(text, fold, decode)
     if isinstance(read, Violation):
         return read
     state = read.state

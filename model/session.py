@@ -193,9 +193,12 @@ def pending_after(pending: int, admission: Admission, log: Sequence[Event]) -> i
     return pending + pairing_delta(admission.event) - sum(pairing_delta(log[seq]) for seq in shadowed)
 
 
-def append_event(state: SessionState, raw: object) -> SessionState | Violation:
-    """The session after appending one raw event, or the violation that refuses it."""
-    admission = admit(state.surface.nodes, state.events, state.trace, raw, relations=state.relations)
+def append_event(state: SessionState, raw: object, *, legacy_restart: bool = False) -> SessionState | Violation:
+    """The session after appending one raw event, or the violation that refuses it (``legacy_restart``
+    for the v0 edge's reading only: see :func:`admit`)."""
+    admission = admit(
+        state.surface.nodes, state.events, state.trace, raw, relations=state.relations, legacy_restart=legacy_restart
+    )
     if isinstance(admission, Violation):
         return admission
     return SessionState(
@@ -232,7 +235,8 @@ def fold_session(
     is also judged as a whole (INV-REL-11), a seed before its end-of-seed marker is not.
     ``legacy_restart`` is for the v0 edge only: see :func:`admit`.
 
-    Equivalent to folding :func:`append_event`, but accumulates locally so a long log costs one pass.
+    Equivalent to folding :func:`append_event` (with the same ``legacy_restart``) from the empty
+    session of ``identity``, but accumulates locally so a long log costs one pass.
     """
     events: list[Event] = []
     nodes: list[int] = []

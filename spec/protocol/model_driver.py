@@ -23,9 +23,9 @@ from sessionlog_spec.model.header import (
     snapshot_problem,
 )
 from sessionlog_spec.model.json_value import JsonObject, as_object, freeze, thaw
-from sessionlog_spec.model.jsonl import decode_text, header_line_problem
+from sessionlog_spec.model.jsonl import decode_jsonl, decode_text, header_line_problem
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
-from sessionlog_spec.model.load import load_session, read_log, save_session
+from sessionlog_spec.model.load import Decode, load_session, read_log, save_session
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.model.session import EMPTY_SESSION, Fold, SessionState, append_event, fold_session, seed_session
 from sessionlog_spec.model.surface import fold_surface
@@ -74,6 +74,12 @@ class ModelDriver:
     """How an event is appended to a session (the suite's oracle puts one that remembers in its place)."""
     fold: Fold = staticmethod(fold_session)
     """How a whole log is validated (likewise)."""
+    decode: Decode = staticmethod(decode_jsonl)
+    """How a stored text's lines are read (likewise)."""
+    upgrade: Callable[[StoredLog], StoredLog | Violation] = staticmethod(upgrade_v0)
+    """How a log goes through the v0 edge (likewise)."""
+    save: Callable[[JsonObject, SessionState], str] = staticmethod(save_session)
+    """How a session is written as a stored text (likewise)."""
 
     def __init__(self) -> None:
         self.state: SessionState = EMPTY_SESSION
@@ -89,7 +95,7 @@ class ModelDriver:
             "fold_header": self.op_fold_header,
             "header_decision": self.op_header_decision,
             "repair": self.op_repair,
-            "save": lambda _: {"jsonl": save_session(self.header, self.state)},
+            "save": lambda _: {"jsonl": self.save(self.header, self.state)},
             "load": self.op_load,
             "read": self.op_read,
             "upgrade_v0": self.op_upgrade_v0,
@@ -206,7 +212,7 @@ class ModelDriver:
     def op_load(self, request: dict[str, Any]) -> Any:
         if not isinstance(request["jsonl"], str):
             raise BadRequest("jsonl must be a string")
-        loaded = load_session(request["jsonl"], self.fold)
+        loaded = load_session(request["jsonl"], self.fold, self.decode)
         if isinstance(loaded, Violation):
             return loaded
         self.state, self.header = loaded.state, loaded.header
@@ -238,7 +244,7 @@ class ModelDriver:
         """Replace the log with the session's stored form: a temporary file, fsync, rename, fsync the directory."""
         temporary = directory / (STORE_FILE + ".tmp")
         with open(temporary, "wb") as file:
-            file.write(save_session(self.header, self.state).encode("utf-8"))
+            file.write(self.save(self.header, self.state).encode("utf-8"))
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, directory / STORE_FILE)
@@ -271,7 +277,7 @@ class ModelDriver:
 
     def op_store_open(self, request: dict[str, Any]) -> Any:
         directory = self._store_dir(request)
-        loaded = load_session(self.stored_text(directory), self.fold)
+        loaded = load_session(self.stored_text(directory), self.fold, self.decode)
         if isinstance(loaded, Violation):
             return loaded
         self.state, self.header, self.store = loaded.state, loaded.header, directory
@@ -293,7 +299,7 @@ class ModelDriver:
     def op_read(self, request: dict[str, Any]) -> Any:
         if not isinstance(request["jsonl"], str):
             raise BadRequest("jsonl must be a string")
-        read = read_log(request["jsonl"], self.fold)
+        read = read_log(request["jsonl"], self.fold, self.decode)
         if isinstance(read, Violation):
             return read
         return {"header": thaw(read.header), "events": [encode_event(e) for e in read.state.events]}
@@ -302,7 +308,7 @@ class ModelDriver:
         log = request["log"]
         if not isinstance(log, Mapping) or not isinstance(log.get("header"), Mapping) or not isinstance(log.get("events"), list):
             raise BadRequest("log must be {header, events}")
-        upgraded = upgrade_v0(StoredLog(_frozen(log["header"]), tuple(log["events"])))
+        upgraded = self.upgrade(StoredLog(_frozen(log["header"]), tuple(log["events"])))
         if isinstance(upgraded, Violation):
             return upgraded
         return {"log": {"header": thaw(upgraded.header), "events": [thaw(e) for e in upgraded.events]}}

@@ -20,10 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from sessionlog_spec.model.json_value import json_equal, thaw
-from sessionlog_spec.model.jsonl import decode_jsonl
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.messages import Ok, Refused, Reply
+from sessionlog_spec.suite.judged import decoded
 
 NOT_A_REFUSAL = frozenset({"UNSUPPORTED", "BAD_REQUEST"})
 """Protocol codes that never count as refusing a candidate."""
@@ -78,9 +80,33 @@ def _result_mismatch(op: str, expected: Any, actual: Any, header_observed: bool)
         expected, actual = _without(expected, "durable_length"), _without(actual, "durable_length")
     if op in STATEFUL_RESULT_OPS and not header_observed:
         expected, actual = _without_header(expected), _without_header(actual)
-    if json_equal(expected, actual):
+    if same_json(expected, actual):
         return None
     return Mismatch("wrong-result", f"{op}: the port's result differs from the model's {difference(expected, actual)}")
+
+
+_ONLY_JSON = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+"""orjson writes the JSON types themselves and refuses their subclasses, dataclasses and dates."""
+
+
+def same_json(expected: Any, actual: Any) -> bool:
+    """:func:`~sessionlog_spec.model.json_value.json_equal` of the model's ``expected`` result and a
+    port's ``actual`` one, answered at once when both are written the same way.
+
+    Two values that orjson writes as the same bytes are the same JSON value, member order and types
+    included (``true``, ``1`` and ``1.0`` are written apart, and so are ``0.0`` and ``-0.0``), save
+    that it writes ``NaN`` and the infinities as ``null`` (so bytes holding a ``null`` prove nothing)
+    and some objects that are no JSON value (an enum member, a UUID) as the value they stand for,
+    which Python's ``==`` tells from it.  Subclasses of the JSON types (which the comparison tells
+    apart), dataclasses and dates orjson is told not to write.  Anything else is compared member by member.
+    """
+    try:
+        written = orjson.dumps(expected, option=_ONLY_JSON)
+        if b"null" not in written and written == orjson.dumps(actual, option=_ONLY_JSON) and expected == actual:
+            return True
+    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits, a foreign object
+        pass
+    return json_equal(expected, actual)
 
 
 def _without(result: Any, member: str) -> Any:
@@ -145,8 +171,8 @@ def _saved_mismatch(expected: Any, actual: Any) -> Mismatch | None:
     text = actual.get("jsonl") if isinstance(actual, dict) else None
     if not isinstance(text, str):
         return Mismatch("wrong-result", f"save: the result has no jsonl text: {short(actual)}")
-    ours = decode_jsonl(expected["jsonl"])
-    theirs = ours if text == expected["jsonl"] else decode_jsonl(text)  # the same text reads the same
+    ours = decoded(expected["jsonl"])
+    theirs = ours if text == expected["jsonl"] else decoded(text)  # the same text reads the same
     if isinstance(theirs, Violation):
         return Mismatch("wrong-result", f"save: the model cannot read the port's text: {theirs.code}: {theirs.message}")
     assert not isinstance(ours, Violation), ours

@@ -17,8 +17,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessionlog_spec.model.jsonl import parse_line
 from sessionlog_spec.model.legacy import REFUSED_TYPES, V0_INVENTORY
+from sessionlog_spec.suite.judged import parsed_line
 from sessionlog_spec.suite.rule_table import CODE_OWNERS
 
 Cell = tuple[str, str, str]
@@ -75,8 +75,9 @@ def _line(text: object, number: int) -> str:
     lines = text.split("\n")
     if not 1 <= number <= len(lines):
         return LOG_LEVEL
-    # The model's own reader: a line may nest deeper than Python's recursive decoder goes.
-    parsed = parse_line(lines[number - 1])
+    # The model's own reader: a line may nest deeper than Python's recursive decoder goes (and the
+    # reader remembers it: the line was just read, by the oracle).
+    parsed = parsed_line(lines[number - 1])
     return NOT_AN_EVENT if isinstance(parsed, str) else _type_of(parsed)
 
 

@@ -19,7 +19,7 @@ from sessionlog_spec.model.relationships import relationship_finish
 from sessionlog_spec.model.session import EMPTY_SESSION, SessionState
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.model_driver import BadRequest, ModelDriver
-from sessionlog_spec.suite.judged import appended, folded
+from sessionlog_spec.suite.judged import appended, decoded, folded, saved, upgraded
 
 S = TypeVar("S")
 
@@ -61,13 +61,17 @@ def _decoded(events: tuple[Event, ...], raw: object) -> tuple[Event, ...] | Viol
 class Oracle(ModelDriver):
     """:class:`ModelDriver` with incremental validation and decoding of whole-log requests.
 
-    Only the hooks differ; every op is the model driver's own.  Events are appended and logs
-    validated through :mod:`~sessionlog_spec.suite.judged`, which remembers the model's answers:
-    the builder, the scenes and the earlier requests judged most of them already.
+    Only the hooks differ; every op is the model driver's own.  Events are appended, logs
+    validated, stored texts read and written and v0 logs upgraded through
+    :mod:`~sessionlog_spec.suite.judged`, which remembers the model's answers: the builder, the
+    scenes and the earlier requests judged most of them already.
     """
 
     append = staticmethod(appended)
     fold = staticmethod(folded)
+    decode = staticmethod(decoded)
+    upgrade = staticmethod(upgraded)
+    save = staticmethod(saved)
 
     def __init__(self) -> None:
         super().__init__()

@@ -6,7 +6,9 @@ import json
 import subprocess
 import sys
 
-from seqlog.driver import SeqlogDriver
+import pytest
+
+from seqlog.driver import SeqlogDriver, read_request
 
 
 def _exchange(lines: list[bytes]) -> tuple[list[dict[str, object]], subprocess.CompletedProcess[bytes]]:
@@ -165,3 +167,18 @@ def test_cuts_on_a_surface_with_no_balance_refuses_before_seq_and_region() -> No
     assert appended["ok"] and appended["result"]["nodes"] == [1, 8, 5]
     seeded = driver({"id": 4, "op": "seed", "events": orphaned})
     assert seeded["ok"] and seeded["result"]["nodes"] == [1, 7, 5]
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        (b'{"n":123456789012345678901234}', 123456789012345678901234),
+        (b'{"n":-9223372036854775809}', -9223372036854775809),
+        (b'{"n":1234567890123456789.5}', 1234567890123456789.5),
+        (b'{"n":12345678901234567,"s":"1234567890123456789"}', 12345678901234567),
+    ],
+)
+def test_requests_keep_every_integer_exact(line: bytes, value: object) -> None:
+    request = read_request(line)
+    assert request["n"] == value
+    assert type(request["n"]) is type(value)

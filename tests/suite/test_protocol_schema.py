@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from strategies import property_settings, raw_json
 
 from sessionlog_spec.model.header import Reason
 from sessionlog_spec.model.violation import Code
@@ -26,6 +27,7 @@ from sessionlog_spec.protocol.fastschema import Compiler
 from sessionlog_spec.protocol.messages import GROUPS, PROTOCOL_CODES, PortFault
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.protocol.schema import OPS, InvalidRequest, fits, schema, validate_reply, validate_request, validator
+from sessionlog_spec.suite.judged import raw_key
 
 PROTOCOL_MD = Path(__file__).parents[2] / "spec" / "PROTOCOL.md"
 ILLUSTRATIVE = {
@@ -255,3 +257,31 @@ def test_json_lines_refuse_to_write_nan() -> None:
     with pytest.raises(ValueError):
         jsonlines.dumps({"x": float("nan")})
     assert jsonlines.dumps({"x": -0.0}) == b'{"x":-0.0}\n'
+
+
+DIGIT_RUNS = st.integers(0, 24).flatmap(lambda n: st.text("0123456789", min_size=n, max_size=n)).map(str.encode)
+"""Runs of ASCII digits around the length that makes a number long."""
+NOT_DIGITS = st.sampled_from([b"a", b".", b"-", b" ", b"\xd9\xa0", b"\xb2", b"\xff"])
+"""Bytes that are no ASCII digit (an Arabic-Indic digit and a superscript two among them)."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=60) | st.lists(DIGIT_RUNS | NOT_DIGITS, max_size=8).map(b"".join))
+def test_json_lines_find_long_digit_runs_as_the_pattern_does(line: bytes) -> None:
+    assert jsonlines.has_long_digits(line) == (re.search(rb"\d{19,}", line) is not None)
+
+
+@property_settings()
+@given(raw_json())
+def test_json_lines_write_what_the_standard_writer_writes(value: object) -> None:
+    # orjson writes most lines; whatever writes a line, it reads back as the standard writer's line
+    # reads, to the last type, and what the standard writer refuses is refused.
+    try:
+        standard = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError):
+        with pytest.raises((TypeError, ValueError)):
+            jsonlines.dumps(value)
+        return
+    line = jsonlines.dumps(value)
+    assert line.endswith(b"\n")
+    assert raw_key(jsonlines.loads(line)) == raw_key(jsonlines.loads(standard))

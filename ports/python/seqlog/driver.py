@@ -9,7 +9,6 @@ request gives; the session's own clock is never consulted.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -294,8 +293,11 @@ def _error(request_id: Any, code: str, message: str) -> dict[str, Any]:
     return {"id": request_id, "ok": False, "error": {"code": code, "message": message}}
 
 
-# From 19 digits on a number may leave the 64-bit range, where orjson reads integers as floats.
-_LONG_DIGITS = re.compile(rb"\d{19,}")
+# From 19 digits on a number may leave the 64-bit range, where orjson reads integers as floats.  A run
+# is found as a substring of the line with every digit made a zero: in time linear in the line, where
+# the regular expression ``\d{19,}`` tries each start inside every shorter run of digits.
+_LONG_RUN = b"0" * 19
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
 def _refuse_constant(name: str) -> Any:
@@ -311,7 +313,7 @@ def _finite_float(text: str) -> float:
 
 def read_request(line: bytes) -> Any:
     """One request line parsed exactly: integers keep every digit, NaN and overflowing floats are refused."""
-    if _LONG_DIGITS.search(line) is None:
+    if _LONG_RUN not in line.translate(_DIGITS_AS_ZERO):
         return orjson.loads(line)
     return json.loads(line.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float)
 

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from sessionlog_spec.model.compaction import cut_balances
 from sessionlog_spec.model.event import Event, Replace, encode_event
 from sessionlog_spec.model.json_value import as_int, as_object, thaw
@@ -89,6 +91,30 @@ def _chained_event(fingerprint: str, event: Event) -> str:
     return following
 
 
+_ENCODED: OrderedDict[int, tuple[Event, bytes | None]] = OrderedDict()
+"""The JSON form of events already encoded, written out, by the (frozen) event, which the entry
+holds so that its identity is not reused; ``None`` for one orjson does not write (a lone surrogate)."""
+ENCODED_KEPT = 16_384
+
+
+def raw_event(event: Event) -> RawEvent:
+    """:func:`~sessionlog_spec.model.event.encode_event` of ``event``: a new object each time (callers
+    change the events they are given), read back from the JSON form written the first time."""
+    known = _ENCODED.get(id(event))
+    if known is None or known[0] is not event:
+        try:
+            written: bytes | None = orjson.dumps(encode_event(event))
+        except TypeError:
+            written = None
+        known = _ENCODED[id(event)] = (event, written)
+        if len(_ENCODED) > ENCODED_KEPT:
+            _ENCODED.popitem(last=False)
+    if known[1] is None:
+        return encode_event(event)
+    raw: RawEvent = orjson.loads(known[1])
+    return raw
+
+
 class SessionBuilder:
     """Builds a valid session event by event; ``commit=False`` builds without appending."""
 
@@ -111,8 +137,8 @@ class SessionBuilder:
 
     @property
     def events(self) -> list[RawEvent]:
-        """The log so far, as raw JSON events."""
-        return [encode_event(e) for e in self.state.events]
+        """The log so far, as raw JSON events (new objects: the caller may change them)."""
+        return [raw_event(e) for e in self.state.events]
 
     @property
     def next_seq(self) -> int:

@@ -353,15 +353,22 @@ def fault_sites(shape: Shape, value: Any, context: Context = NO_CONTEXT) -> list
 
 
 def apply_site(value: Any, site: Site, rng: random.Random) -> Any:
-    """A copy of ``value`` with ``site``'s fault put in."""
-    if not site.location:
-        return site.edit(rng, copy.deepcopy(value))
-    out = copy.deepcopy(value)
-    parent = out
-    for step in site.location[:-1]:
-        parent = parent[step]
-    last = site.location[-1]
-    parent[last] = site.edit(rng, parent[last])
+    """``value`` with ``site``'s fault put in: a new value sharing with ``value`` every node off the
+    path to the site (only the objects and arrays on that path are copied, one level each).
+
+    Neither is changed afterwards: an edit builds its node anew and never changes the one it is
+    given (its constants it copies whole), and nothing downstream changes a candidate's parts.
+    """
+    return _edited(value, site.location, lambda old: site.edit(rng, old))
+
+
+def _edited(node: Any, location: Location, edit: Callable[[Any], Any]) -> Any:
+    """``node`` with the node at ``location`` replaced by ``edit`` of it, copying the path's containers."""
+    if not location:
+        return edit(node)
+    step, rest = location[0], location[1:]
+    out = list(node) if isinstance(node, list) else dict(node)
+    out[step] = _edited(node[step], rest, edit)  # type: ignore[index]
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -19,7 +20,9 @@ from hypothesis import event, target
 from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import RuleBasedStateMachine
 
+from sessionlog_spec.model.event import Event
 from sessionlog_spec.model.payloads import payload_reaches_opaque
+from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.protocol.messages import Ok, Port, PortFault, Refused, Reply
 from sessionlog_spec.suite.agreement import Mismatch, compare
 from sessionlog_spec.suite.cells import cell_key, refusal_cells
@@ -102,14 +105,29 @@ def _disagreement(kind: str | None, group: str, mismatch: Mismatch, transcript: 
 Exercised = Callable[[Any], Iterable[str]]
 
 
-def _keeps_opaque_parts(args: dict[str, Any]) -> bool:
+_OPAQUE: OrderedDict[int, tuple[Event, bool]] = OrderedDict()
+"""Whether an event keeps an opaque part, by the (frozen) event, which the entry holds so that its
+identity is not reused: the session memory (:mod:`~sessionlog_spec.suite.judged`) gives an event
+judged again the same object."""
+OPAQUE_KEPT = 65_536
+
+
+def _reaches_opaque(event: Event) -> bool:
+    known = _OPAQUE.get(id(event))
+    if known is None or known[0] is not event:
+        known = _OPAQUE[id(event)] = (event, payload_reaches_opaque(event.type, event.data))
+        if len(_OPAQUE) > OPAQUE_KEPT:
+            _OPAQUE.popitem(last=False)
+    return known[1]
+
+
+def _keeps_opaque_parts(op: str, accepted: SessionState) -> bool:
     """Whether an accepted ``append``/``seed`` carried a value the log keeps without inspecting it
-    (INV-PAY-3): a port that looks inside one refuses what the model accepts, or stores it changed."""
-    events = args.get("events") or ([args["event"]] if "event" in args else [])
-    return any(
-        isinstance(e, dict) and isinstance(e.get("type"), str) and payload_reaches_opaque(e["type"], e.get("data"))
-        for e in events
-    )
+    (INV-PAY-3): a port that looks inside one refuses what the model accepts, or stores it changed.
+    ``accepted`` is the session the model made of it: the events appended are its last one, the
+    events seeded all of them (the end-of-seed marker it adds keeps nothing)."""
+    events = accepted.events[-1:] if op == "append" else accepted.events
+    return any(_reaches_opaque(event) for event in events)
 """What an accepted result shows was exercised (for example, closers mean an open turn was repaired)."""
 _KINDS: dict[str, type[Disagreement]] = {}
 
@@ -196,7 +214,7 @@ class ConformanceMachine(RuleBasedStateMachine):
         else:
             if exercised is not None:
                 self.tag(*exercised(expected.result))
-            if op in ("append", "seed") and "PAY" in GROUP_OBSERVES[self.group] and _keeps_opaque_parts(args):
+            if op in ("append", "seed") and "PAY" in GROUP_OBSERVES[self.group] and _keeps_opaque_parts(op, self.oracle.state):
                 self.tag("INV-PAY-3")
         try:
             actual = self.ctx.port.call(op, **args)

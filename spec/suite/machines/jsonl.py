@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from sessionlog_spec.model.json_value import thaw
-from sessionlog_spec.model.load import save_session
 from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent import crashes, layouts
 from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.judged import saved
 from sessionlog_spec.suite.machines.agent import mutations_in
 from sessionlog_spec.suite.machines.base import step
 from sessionlog_spec.suite.machines.session import LiveSessionMachine
@@ -137,7 +137,7 @@ class JsonlMachine(LiveSessionMachine):
     def stored_text(self, packed: bool = False) -> str:
         """The model's stored form of the current session (runs of chunks as packed rows when ``packed``,
         as upstream's writer stores them by default)."""
-        return save_session(self.oracle.header, self.oracle.state, packed)
+        return saved(self.oracle.header, self.oracle.state, packed)
 
     def load(self, text: str) -> None:
         """Load ``text`` on both sides (and read it, when the port reads); continue from the loaded

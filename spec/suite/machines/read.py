@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
 from sessionlog_spec.model.json_value import thaw
-from sessionlog_spec.model.load import save_session
 from sessionlog_spec.model.rows import MIN_PACKED_RUN
 from sessionlog_spec.suite.agent import layouts
 from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import Mutation
+from sessionlog_spec.suite.judged import saved
 from sessionlog_spec.suite.machines.agent import AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 from sessionlog_spec.suite.machines.jsonl import CRASHES, DrawnChoices, crashed_text, relaid_text
@@ -63,7 +63,7 @@ class ReadMachine(AgentMachine):
 
     def text(self, packed: bool = False) -> str:
         """The model's stored form of the session so far (runs of chunks as packed rows when ``packed``)."""
-        return save_session(self.oracle.header, self.loop.state, packed)
+        return saved(self.oracle.header, self.loop.state, packed)
 
     def header(self) -> dict[str, Any]:
         header = thaw(self.oracle.header)

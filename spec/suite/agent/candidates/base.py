@@ -21,7 +21,6 @@ from sessionlog_spec.model.event import SURFACE_TYPES, Event
 from sessionlog_spec.model.json_value import freeze, thaw
 from sessionlog_spec.model.jsonl import encode_jsonl
 from sessionlog_spec.model.legacy import StoredLog
-from sessionlog_spec.model.legacy import upgrade_v0 as model_upgrade_v0
 from sessionlog_spec.model.load import load_session as model_load_session
 from sessionlog_spec.model.messages import tool_call_ids, tool_result_call_id
 from sessionlog_spec.model.session import SessionState
@@ -30,7 +29,7 @@ from sessionlog_spec.model.session import seed_session as model_seed_session
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.actions import open_calls
 from sessionlog_spec.suite.agent.builder import PROVIDER, RawEvent, SessionBuilder, basic_header, text_block
-from sessionlog_spec.suite.judged import appended, folded
+from sessionlog_spec.suite.judged import appended, decoded, folded, upgraded
 
 Context = Literal["append", "seed", "load", "upgrade", "cuts"]
 CONTEXTS: tuple[Context, ...] = ("append", "seed", "load", "upgrade", "cuts")
@@ -383,11 +382,11 @@ def _model_answer(builder: SessionBuilder, context: Context, value: Any) -> obje
     if context == "seed":
         return model_seed_session(value, folded)
     if context == "load":
-        return model_load_session(value, folded)
+        return model_load_session(value, folded, decoded)
     if context == "upgrade":
         header, events = freeze(value["header"]), tuple(freeze(e) for e in value["events"])
         assert isinstance(header, Mapping)
-        return model_upgrade_v0(StoredLog(header, events))  # type: ignore[arg-type]
+        return upgraded(StoredLog(header, events))  # type: ignore[arg-type]
     return cuts_answer(builder.state, value, model_compaction)
 
 
