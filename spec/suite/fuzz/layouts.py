@@ -18,8 +18,8 @@ import random
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
-from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, is_safe_integer
-from sessionlog_spec.model.rows import PACKED_ROW_CHUNKS, _packable_kind, _packed_row
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER
+from sessionlog_spec.model.rows import PACKED_ROW_CHUNKS, _continues, _packable_kind, _packed_row
 
 RawEvent = dict[str, Any]
 Row = dict[str, Any]
@@ -61,13 +61,7 @@ def _runs(events: Sequence[RawEvent]) -> Iterator[tuple[str | None, list[RawEven
     run: list[RawEvent] = []
     for event in events:
         event_kind = _packable_kind(event)
-        continues = (
-            event_kind is not None
-            and event_kind == kind
-            and run
-            and event["seq"] == run[-1]["seq"] + 1
-            and _same_row(run[-1], event)
-        )
+        continues = event_kind is not None and event_kind == kind and bool(run) and _continues(run[-1], event, event_kind)
         if continues:
             run.append(event)
             continue
@@ -76,16 +70,6 @@ def _runs(events: Sequence[RawEvent]) -> Iterator[tuple[str | None, list[RawEven
         kind, run = event_kind, [event]
     if run:
         yield kind, run
-
-
-def _same_row(previous: RawEvent, following: RawEvent) -> bool:
-    a, b = previous["data"], following["data"]
-    ca, cb = a["chunk"], b["chunk"]
-    same = a["turn"] == b["turn"] and a["step"] == b["step"] and ca["index"] == cb["index"]
-    same = same and is_safe_integer(following["time"] - previous["time"])
-    if ca.get("type") == "tool-call-delta":
-        same = same and ca["id"] == cb["id"] and ("name" in ca) == ("name" in cb) and ca.get("name") == cb.get("name")
-    return bool(same)
 
 
 def ranged(seqs: Sequence[object], rng: random.Random) -> list[object]:
