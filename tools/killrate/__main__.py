@@ -26,7 +26,9 @@ def _parser() -> argparse.ArgumentParser:
     go = sub.add_parser("run", help="run the suite against the unmutated port, the canary and every mutant")
     go.add_argument("--profile", choices=sorted(PROFILES), default="ci")
     go.add_argument("--only", nargs="+", default=[], metavar="NAME", help="run only these catalogue mutants")
-    go.add_argument("--half", choices=HALVES, help="run only one half of the catalogue (tuned, blind, fresh, unseen or sealed)")
+    go.add_argument(
+        "--half", choices=HALVES, help="run only one half of the catalogue (tuned, blind, fresh, unseen, sealed or hidden)"
+    )
     go.add_argument("--report", type=Path, metavar="OUT.json", help="write the run as JSON (e.g. docs/strength.json)")
     go.add_argument("--markdown", type=Path, metavar="OUT.md", help="write the kill table as Markdown")
     go.add_argument("--seed", type=int, help="derandomise every suite run with this seed")

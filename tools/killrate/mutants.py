@@ -89,7 +89,8 @@ BLIND = "blind"
 FRESH = "fresh"
 UNSEEN = "unseen"
 SEALED = "sealed"
-HALVES = (TUNED, BLIND, FRESH, UNSEEN, SEALED)
+HIDDEN = "hidden"
+HALVES = (TUNED, BLIND, FRESH, UNSEEN, SEALED, HIDDEN)
 
 
 def mutant(  # noqa: PLR0917 - the catalogue's row: name, invariant, group, target, probe
@@ -135,6 +136,14 @@ def sealed_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
     without reading the conformance suite or its tests, and never run against the suite before its
     first measurement."""
     return mutant(name, invariant, group, owner, attr, probe, half=SEALED)
+
+
+def hidden_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
+    name: str, invariant: str, group: str, owner: type | ModuleType, attr: str, probe: p.Probe
+) -> Callable[[Wrapper], Wrapper]:
+    """Register a mutant of the sixth half: written from the documents, the model and seqlog alone, like the
+    fifth, and never run against the suite before its first measurement."""
+    return mutant(name, invariant, group, owner, attr, probe, half=HIDDEN)
 
 
 def _data(event: Event) -> Mapping[str, Any]:
@@ -1366,7 +1375,7 @@ CANARY = Mutant(
 )
 """Must always die: a run in which it survives is void."""
 
-# The second to fifth halves register themselves on import; their modules need the helpers above.
+# The second to sixth halves register themselves on import; their modules need the helpers above.
 from killrate import (  # noqa: E402, F401
     blind_edges,
     blind_relations,
@@ -1374,6 +1383,10 @@ from killrate import (  # noqa: E402, F401
     fresh_edges,
     fresh_relations,
     fresh_values,
+    hidden_edges,
+    hidden_flow,
+    hidden_relations,
+    hidden_values,
     sealed_edges,
     sealed_relations,
     sealed_values,
