@@ -32,6 +32,7 @@ RULE_INVARIANTS: dict[str, tuple[str, ...]] = {
     "request_with_bad_header": ("INV-HDR-1", "INV-HDR-2"),
     "request_with_other_tools": ("INV-HDR-7", "INV-HDR-10"),
     "request_after_drift_undone": (),  # tagged from the facts asked about, as a request is
+    "request_with_alternative_header": ("INV-HDR-7",),
     "request_with_same_header": (),  # tagged from the facts asked about, as a request is
     # repair
     "repair_crash_prefix": ("INV-REPAIR-2", "INV-REPAIR-3", "INV-REPAIR-4"),

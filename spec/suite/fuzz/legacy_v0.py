@@ -34,8 +34,10 @@ from sessionlog_spec.model.legacy import (
     REFUSED_TYPES,
     RETRY_CHAIN,
 )
+from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, basic_header, realistic_session, text_block
 from sessionlog_spec.suite.agent.legacy_forms import pre_identity
+from sessionlog_spec.suite.fuzz.alternatives import alternative_sites
 
 OLD_NAMES: Final = {new: old for old, new in COMPACT_RENAMES.items()}
 """N7 backwards: the ``compact/*`` name of each ``compaction/*`` type."""
@@ -195,12 +197,31 @@ def member_additions(name: str, spelled: RawEvent, upgraded: RawEvent) -> list[S
         for key in sorted(names - set(record)):
             value = target.get(key, f"written {key}") if isinstance(target, dict) else f"written {key}"
             found.append((f"{name}: {where}.{key} added", _edit(spelled, path, key, value)))
+            if value != f"written {key}":
+                # The writer's own value, not the one the edge would write: what the edge keeps (and
+                # what the events after it inherit: a chain's retry id, a group's compaction id) shows.
+                found.append((f"{name}: {where}.{key} given", _edit(spelled, path, key, f"given {key}")))
     for key in ("surfaceOp", "sourceEventSeqs", "ignorable"):
         if key in upgraded and key not in spelled:
             found.append((f"{name}: {key} beside it", {**copy.deepcopy(spelled), key: copy.deepcopy(upgraded[key])}))
         elif key in spelled:
             found.append((f"{name}: without {key}", {k: copy.deepcopy(v) for k, v in spelled.items() if k != key}))
     return found
+
+
+def v0_alternatives(spelled: RawEvent) -> list[Spelling]:
+    """``spelled`` with one value replaced by another a writer could write there
+    (:func:`~sessionlog_spec.suite.fuzz.alternatives.alternative_sites` of the v1 type it names, an old
+    name read as its new one): the other arm of a splice's target, the other repair code, a flag
+    flipped or left out, a twin.  The edge's normalisations are rules on values as much as on forms."""
+    type_ = spelled.get("type")
+    type_ = COMPACT_RENAMES.get(type_, type_) if isinstance(type_, str) else type_
+    if not isinstance(type_, str) or type_ not in EVENT_PAYLOADS:
+        return []
+    return [
+        (f"alternative {site}", {**copy.deepcopy(spelled), "data": copy.deepcopy(data)})
+        for site, data in alternative_sites(type_, spelled.get("data"))
+    ]
 
 
 def spelled_log(events: Sequence[RawEvent], rng: random.Random, share: float = 0.5) -> tuple[list[RawEvent], list[str]]:

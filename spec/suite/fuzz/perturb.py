@@ -16,7 +16,13 @@ family with many sites (a payload's keywords) does not crowd out one with few (t
     a float beyond the largest double's integers, a nesting one level past the limit and at it;
 ``type``
     the type swapped for a sibling of the vocabulary (same prefix), for any other type of the v1
-    vocabulary, for a v0 form, or for an unknown type with and without ``ignorable``.
+    vocabulary, for a v0 form, or for an unknown type with and without ``ignorable``;
+``alternative``
+    a value of the payload replaced by another a writer could plausibly write there
+    (:mod:`~sessionlog_spec.suite.fuzz.alternatives`): the other values the schema or the model
+    names for that member, a boolean flipped, a host-language twin (``true``/``1``, ``1``/``1.0``),
+    an optional member left out or a declared one written.  Valid-but-rare events, and the rules no
+    keyword states (one error code of two, a member a rewrite must keep).
 
 Lines of a stored text are perturbed as a disk or a crash does: dropped, repeated, swapped with the
 next, cut short, followed by a stray line, blanked, their line end made CRLF.
@@ -34,6 +40,7 @@ from typing import Any, Final, TypeVar
 from sessionlog_spec.model.json_value import MAX_NESTING, MAX_SAFE_INTEGER
 from sessionlog_spec.model.legacy import REFUSED_TYPES, V0_INVENTORY
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
+from sessionlog_spec.suite.fuzz.alternatives import alternative_sites
 from sessionlog_spec.suite.fuzz.schema_faults import header_line_sites, keyword_sites
 
 RawEvent = dict[str, Any]
@@ -42,7 +49,7 @@ Edit = Callable[[RawEvent], RawEvent]
 ENVELOPE_MEMBERS: Final = ("type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs")
 """The closed envelope of INV-LOG-1: four required keys, three optional ones."""
 REQUIRED_MEMBERS: Final = ("type", "seq", "time", "data")
-FAMILIES: Final = ("envelope", "payload", "lossless", "type")
+FAMILIES: Final = ("envelope", "payload", "lossless", "type", "alternative")
 
 
 def integer_boundaries(low: int, high: int) -> tuple[object, ...]:
@@ -212,6 +219,21 @@ def payload_perturbations(event: RawEvent) -> list[Perturbation]:
     return [Perturbation("payload", f"data.{site.key}", replaced(site.payload)) for site in sites]
 
 
+def alternative_perturbations(event: RawEvent) -> list[Perturbation]:
+    """One perturbation per alternative of the event's payload (none for a type without a schema)."""
+    type_ = event.get("type")
+    if not isinstance(type_, str) or type_ not in EVENT_PAYLOADS:
+        return []
+
+    def replaced(payload: object) -> Edit:
+        return lambda e: {**e, "data": copy.deepcopy(payload)}
+
+    return [
+        Perturbation("alternative", f"data.{site}", replaced(payload))
+        for site, payload in alternative_sites(type_, event.get("data"))
+    ]
+
+
 def type_perturbations(event: RawEvent) -> list[Perturbation]:
     """The type swapped for a sibling, another v1 type, a v0 form or an unknown type."""
     type_ = event.get("type")
@@ -228,14 +250,18 @@ def type_perturbations(event: RawEvent) -> list[Perturbation]:
     return found
 
 
-def perturbations(event: RawEvent, length: int, rng: random.Random) -> dict[str, list[Perturbation]]:
-    """Every perturbation of ``event`` (standing at position ``length``), by family."""
-    return {
-        "envelope": envelope_perturbations(event, length),
-        "payload": payload_perturbations(event),
-        "lossless": lossless_perturbations(event, rng),
-        "type": type_perturbations(event),
+def perturbations(
+    event: RawEvent, length: int, rng: random.Random, only: str | None = None
+) -> dict[str, list[Perturbation]]:
+    """Every perturbation of ``event`` (standing at position ``length``), by family (``only``: of that one)."""
+    makers: dict[str, Callable[[], list[Perturbation]]] = {
+        "envelope": lambda: envelope_perturbations(event, length),
+        "payload": lambda: payload_perturbations(event),
+        "lossless": lambda: lossless_perturbations(event, rng),
+        "type": lambda: type_perturbations(event),
+        "alternative": lambda: alternative_perturbations(event),
     }
+    return {family: make() for family, make in makers.items() if only is None or family == only}
 
 
 def form_of(event: RawEvent) -> tuple[str, str, bool]:
@@ -261,7 +287,7 @@ def family_sweep(event: RawEvent, length: int, rng: random.Random, family: str, 
     site (the part of a name before its value, in a drawn order) and the rest of ``cap`` drawn from the
     other values.  A family's values are what tell a port that checks a rule apart from one that only
     mostly does (a fraction rounded, ``-0`` let through), so a sweep sends as many as it can."""
-    found = perturbations(event, length, rng)[family]
+    found = perturbations(event, length, rng, only=family)[family]
     if len(found) <= cap:
         return found
     by_site: dict[str, list[Perturbation]] = {}
@@ -278,6 +304,8 @@ def site_of(perturbation: Perturbation) -> str:
     """The site a perturbation breaks, without the value it writes there: ``seq``, ``data.turn maximum``."""
     if perturbation.family == "payload":
         return perturbation.name
+    if perturbation.family == "alternative":
+        return " ".join(perturbation.name.split(" ")[:2])  # the place and the edit, not the value
     return perturbation.name.split(" ")[0]
 
 

@@ -59,6 +59,7 @@ from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, basic_header, realistic_session
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.legacy_v0 import v0_sessions
+from sessionlog_spec.suite.judged import folded
 
 RULE_TYPES: Final = tuple(relationships._HANDLERS)
 """The event types a relationship rule is written for."""
@@ -254,6 +255,24 @@ def constructive_moves(state: SessionState) -> list[tuple[str, list[RawEvent]]]:
     if trace.open_turn is not None:
         moves.append(("repair", [encode_event(e) for e in interrupted_turn_closers(state.events)]))
     return moves
+
+
+def with_move_inserted(log: Sequence[RawEvent], at: int, rng: random.Random) -> list[RawEvent] | None:
+    """``log`` with a move a harness could have written after its first ``at`` events (a turn or step
+    opened or closed, a message, a header, a compaction's event, a retry, a rewrite) inserted there,
+    at the time of the event before it, and the seqs renumbered; ``None`` when the prefix is not
+    valid or has no single-event move.  The events after it now stand across a boundary they were
+    not written across: the rules that span one (a compaction inside its owner turn, a result in its
+    call's step) are asked."""
+    state = folded(log[:at], complete=False)
+    if isinstance(state, Violation):
+        return None
+    moves = [raws[0] for _, raws in constructive_moves(state) if len(raws) == 1]
+    if not moves:
+        return None
+    time = log[at - 1]["time"] if at > 0 else rng.choice(moves)["time"]
+    edited = [*log[:at], {**rng.choice(moves), "time": time}, *log[at:]]
+    return [{**event, "seq": seq} for seq, event in enumerate(edited)]
 
 
 def _retry_started(b: SessionBuilder, retry_id: Hashable, attempt: Hashable) -> RawEvent | None:

@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
+import jsonschema_rs
 
 from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER
 from sessionlog_spec.schemas import HEADER_LINE_FILE, schema_documents, schema_file
@@ -110,13 +111,20 @@ def schema_document(event_type: str) -> Mapping[str, Any]:
 
 
 @functools.cache
-def _validator(event_type: str) -> Draft202012Validator:
-    return Draft202012Validator(dict(schema_document(event_type)))
+def _validator(event_type: str) -> jsonschema_rs.Draft202012Validator:
+    return jsonschema_rs.Draft202012Validator(dict(schema_document(event_type)))
 
 
 def schema_accepts(event_type: str, payload: object) -> bool:
-    """Whether ``event_type``'s published document accepts ``payload``."""
+    """Whether ``event_type``'s published document accepts ``payload`` (compiled: the walk asks it
+    once for every site, and the check-log checker's differential tests hold the compiled validator
+    to the same answers as ``jsonschema``'s)."""
     return bool(_validator(event_type).is_valid(payload))
+
+
+_PARTS: dict[tuple[int, int], tuple[object, object, jsonschema_rs.Draft202012Validator]] = {}
+"""Compiled validators of parts of documents, by the identities of the document and the part (both
+kept alive beside it: the documents are read once and never change)."""
 
 
 def _fits(root: Mapping[str, Any], schema: object, value: object) -> bool:
@@ -125,7 +133,12 @@ def _fits(root: Mapping[str, Any], schema: object, value: object) -> bool:
         return schema
     if not isinstance(schema, Mapping):
         return False
-    return bool(Draft202012Validator({**schema, "$defs": root.get("$defs", {})}).is_valid(value))
+    key = (id(root), id(schema))
+    known = _PARTS.get(key)
+    if known is None or known[0] is not root or known[1] is not schema:
+        known = (root, schema, jsonschema_rs.Draft202012Validator({**schema, "$defs": root.get("$defs", {})}))
+        _PARTS[key] = known
+    return bool(known[2].is_valid(value))
 
 
 def _resolve(root: Mapping[str, Any], schema: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -305,16 +318,35 @@ def document_sites(root: Mapping[str, Any], value: object, accepts: Callable[[ob
 
 
 def keyword_sites(event_type: str, payload: object) -> list[KeywordSite]:
-    """Every keyword of ``event_type``'s published document broken once on ``payload`` (a valid one)."""
+    """Every keyword of ``event_type``'s published document broken once on ``payload`` (a valid one).
+    The sites of a payload are computed once: a step sweeps one family and pairs faults of all."""
+    try:
+        text = json.dumps(payload)
+    except (TypeError, ValueError):
+        return _keyword_sites(event_type, payload)
+    return list(_remembered_sites(event_type, text))
+
+
+@functools.lru_cache(maxsize=512)
+def _remembered_sites(event_type: str, text: str) -> tuple[KeywordSite, ...]:
+    return tuple(_keyword_sites(event_type, json.loads(text)))
+
+
+def _keyword_sites(event_type: str, payload: object) -> list[KeywordSite]:
     return document_sites(schema_document(event_type), payload, lambda edited: schema_accepts(event_type, edited))
 
 
 @functools.cache
-def _header_line_validator() -> Draft202012Validator:
-    return Draft202012Validator(dict(schema_documents()[HEADER_LINE_FILE]))
+def _header_line_document() -> Mapping[str, Any]:
+    return schema_documents()[HEADER_LINE_FILE]
+
+
+@functools.cache
+def _header_line_validator() -> jsonschema_rs.Draft202012Validator:
+    return jsonschema_rs.Draft202012Validator(dict(_header_line_document()))
 
 
 def header_line_sites(header: Mapping[str, Any]) -> list[KeywordSite]:
     """Every keyword of the published header-line document broken once on ``header`` (a valid line)."""
-    root = schema_documents()[HEADER_LINE_FILE]
+    root = _header_line_document()
     return document_sites(root, dict(header), lambda edited: bool(_header_line_validator().is_valid(edited)))

@@ -17,7 +17,8 @@ Four rules generate from the model's rules and tables rather than perturb: a val
 carrying two faults whose order the check-order table fixes (``fault_pair``), a short walk over the
 relationship rules' preconditions from where the log stands (``relationship_scene``), the log
 spelled in the v0 forms of the edge's tables, with a legacy member broken, a member the edge writes
-added, an envelope member changed, the order edited or a retired form added (``v0_log``), and the
+added, an envelope member changed, a value replaced by an alternative, the order edited or a retired
+form added (``v0_log``), and the
 log stored in a drawn layout of the physical codec, under a fork's header line now and then
 (``stored_layout``).
 
@@ -27,6 +28,7 @@ the paths the port declares.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from typing import Any
@@ -41,11 +43,20 @@ from sessionlog_spec.model.session import SessionState
 from sessionlog_spec.model.shapes import Context
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.protocol.messages import Ok
-from sessionlog_spec.suite.agent.builder import RawEvent
+from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
+from sessionlog_spec.suite.agent.legacy_forms import restarted_turn
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.double import double_faults, same_stage
 from sessionlog_spec.suite.fuzz.layouts import chunk_run, laid_out_rows, layout, retimed, row_faults
-from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, member_additions, member_faults, retired_forms, spelled_log
+from sessionlog_spec.suite.fuzz.legacy_v0 import (
+    V0_HEADER,
+    member_additions,
+    member_faults,
+    retired_forms,
+    spelled_log,
+    v0_alternatives,
+    v0_sessions,
+)
 from sessionlog_spec.suite.fuzz.pairs import pairs_on, scene_doubles
 from sessionlog_spec.suite.fuzz.paths import PATH_GROUPS, PATHS, STORED_PATHS, V0_PATHS
 from sessionlog_spec.suite.fuzz.perturb import (
@@ -61,7 +72,7 @@ from sessionlog_spec.suite.fuzz.perturb import (
     perturbations,
     reordered,
 )
-from sessionlog_spec.suite.fuzz.scenes import MOVES_CAP, constructive_moves, drawn_templates, walk_from
+from sessionlog_spec.suite.fuzz.scenes import MOVES_CAP, constructive_moves, drawn_templates, walk_from, with_move_inserted
 from sessionlog_spec.suite.judged import appended, folded
 from sessionlog_spec.suite.machines.agent import AgentMachine
 from sessionlog_spec.suite.machines.base import step
@@ -88,10 +99,20 @@ SCENES_SENT = 6
 """Scenes of such a walk one step sends at most (distinct codes first)."""
 LAYOUT_FAULTS = 2
 """Rows of a drawn layout one layout step sends broken (each in a text of its own)."""
-V0_VARIANTS = 3
+SPELLED_SHARES = (0.3, 0.5, 0.8)
+"""The shares of a log's events a v0 step spells in a v0 form (one drawn per step)."""
+V0_VARIANTS = 4
 """Logs one v0 step sends: its spelled log as it stands or changed one way each."""
+DRAWN_FAMILIES = ("payload", "alternative", "lossless")
+"""The families a drawn payload is perturbed in: those of its values (its envelope and type are the
+harness's own and perturbed on the log's events)."""
 SCENE_DOUBLES = 2
 """Events carrying a scene's fault and another (or two other faults of its template) sent after it."""
+
+
+@functools.cache
+def _chain_sessions() -> tuple[tuple[RawEvent, ...], ...]:
+    return tuple(tuple(events) for events in v0_sessions())
 
 
 class FuzzMachine(AgentMachine):
@@ -206,6 +227,12 @@ class FuzzMachine(AgentMachine):
             index = by_form(log, rng)
             base = log[index]
         self.retitle(f"fuzz_{path}")
+        self.send_perturbed(base, index, path, family, rng)
+
+    def send_perturbed(self, base: RawEvent, index: int, path: str, family: str, rng: random.Random) -> None:
+        """``base`` (standing at ``index`` of the log: in place of an event, or after the last) perturbed
+        every way of ``family`` (or a draw of them) and with two faults now and then, on ``path``."""
+        log = list(self.loop.log)
         sweep = family_sweep(base, index, rng, family, SWEEP_CAP)
         with self.one_state_check():
             for event in [p.edit(base) for p in sweep] + self.doubled(base, index, sweep, rng):
@@ -299,8 +326,10 @@ class FuzzMachine(AgentMachine):
     @rule(rng=st.randoms(use_true_random=True), data=st.data())
     @step
     def reordered_log(self, rng: random.Random, data: st.DataObject) -> None:
-        """The log with one event dropped, doubled, swapped with the next or moved to the end, renumbered:
-        an order of valid events the harness never writes, judged by the relationship rules alone.
+        """The log with one event dropped, doubled, swapped with the next or moved to the end, or with a
+        valid move inserted inside it (:func:`~sessionlog_spec.suite.fuzz.scenes.with_move_inserted`),
+        renumbered: an order of valid events the harness never writes, judged by the relationship
+        rules alone.
         On the live path the moved event is appended again as it stands."""
         path = self.pick(data, self.paths(), "path")
         log = list(self.loop.log)
@@ -310,7 +339,8 @@ class FuzzMachine(AgentMachine):
             with self.one_state_check():
                 self.append_or_refuse(again)
             return
-        events, _ = reordered(log, rng)
+        inserted = with_move_inserted(log, rng.randrange(1, len(log)), rng) if rng.randrange(2) else None
+        events = inserted if inserted is not None else reordered(log, rng)[0]
         self.send_log(events, path)
 
     @precondition(lambda self: len(self.loop.log) >= DRAWN_AFTER and bool(self.paths()))
@@ -335,6 +365,34 @@ class FuzzMachine(AgentMachine):
                 self.send_log([*log, event], path)
                 if path in ("seed", "load") and len(self.loop.log) != len(log):
                     return  # accepted: the harness goes on from it
+
+    @precondition(lambda self: len(self.loop.log) >= DRAWN_AFTER and bool(self.paths()))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def drawn_perturbed(self, rng: random.Random, data: st.DataObject) -> None:
+        """An event for the end of the log, perturbed as a log's event is: either a payload of a type
+        drawn evenly, drawn valid along its shape (its schema's keywords, its alternatives, its values
+        perturbed: every arm of every union meets every keyword, where the harness's builders write a
+        few arms often), or a move a harness could write next, drawn evenly by move (a rewrite, a
+        crash-repair result, a retry's start, a compaction's events: perturbed in every family)."""
+        path = self.pick(data, self.paths(), "path")
+        seq = len(self.loop.log)
+        if data.draw(st.booleans(), label="a next move"):
+            moves = constructive_moves(self.loop.state)
+            single = {name: raws[0] for name, raws in moves if len(raws) == 1}
+            if not single:
+                return
+            base = single[self.pick(data, sorted(single), "move")]
+            family = self.pick(data, FAMILIES, "family")
+        else:
+            event_type = self.pick(data, sorted(EVENT_PAYLOADS), "type")
+            family = self.pick(data, DRAWN_FAMILIES, "family")
+            payload = data.draw(valid_payload(EVENT_PAYLOADS[event_type], Context(event_seq=seq)), label="payload")
+            if not carried(payload):
+                return
+            base = {"type": event_type, "seq": seq, "time": self.clock(), "data": payload}
+        self.retitle(f"fuzz_drawn_{path}")
+        self.send_perturbed(base, seq, path, family, rng)
 
     @precondition(lambda self: any(p in self.paths() for p in STORED_PATHS))
     @rule(rng=st.randoms(use_true_random=True), data=st.data(), child=st.booleans())
@@ -416,14 +474,16 @@ class FuzzMachine(AgentMachine):
     @rule(rng=st.randoms(use_true_random=True), data=st.data())
     @step
     def v0_log(self, rng: random.Random, data: st.DataObject) -> None:
-        """The log as a v0 writer could have written it: each event in a drawn spelling of the edge's
-        tables (N1–N9); then :data:`V0_VARIANTS` logs of it, each as it stands or with one change of
-        a drawn kind: a legacy member broken, a member the edge writes itself added to a legacy record,
-        an envelope member of a spelled event dropped or added, the order edited, a retired form added.
-        Put to the edge, or stored as v0 and loaded or read."""
+        """A log as a v0 writer could have written it (:meth:`v0_original`): a drawn share of its events
+        each in a drawn spelling of the edge's tables (N1–N9); then :data:`V0_VARIANTS` logs of it, each
+        as it stands or with one change of a drawn kind: a legacy member broken, a member the edge
+        writes itself added to a legacy record (with the value the edge would write, or the writer's
+        own), an envelope member of a spelled event dropped or added, a value replaced by an
+        alternative, the order edited, a retired form added.  Put to the edge, or stored as v0 and
+        loaded or read."""
         path = self.pick(data, [p for p in V0_PATHS if p in self.paths()], "path")
-        original = list(self.loop.log)
-        events, _ = spelled_log(original, rng)
+        original = self.v0_original(rng)
+        events, _ = spelled_log(original, rng, share=rng.choice(SPELLED_SHARES))
         spelled = [i for i, (e, o) in enumerate(zip(events, original, strict=True)) if e != o]
         self.retitle(f"fuzz_v0_{path}")
         with self.one_state_check():
@@ -435,12 +495,26 @@ class FuzzMachine(AgentMachine):
                 else:
                     self.send_text(stored_text(log), path)
 
+    def v0_original(self, rng: random.Random) -> list[RawEvent]:
+        """The v1 log a v0 step spells: the harness's, one of the edge's chain sessions now and then
+        (:func:`~sessionlog_spec.suite.fuzz.legacy_v0.v0_sessions`: a retry chain, a rewrite, a
+        compaction group), or the harness's ended by the released interrupted-turn restart when a
+        turn is open between steps (a v0-only order, INV-LEGACY-6)."""
+        log = list(self.loop.log)
+        trace = self.loop.state.trace
+        if rng.randrange(4) == 0:
+            return list(rng.choice(_chain_sessions()))
+        if trace.open_turn is not None and trace.open_step is None and rng.randrange(2):
+            builder = SessionBuilder(self.loop.state, time=self.clock())
+            return [*log, *restarted_turn(builder)]
+        return log
+
     def v0_variant(
         self, events: list[RawEvent], original: list[RawEvent], spelled: list[int], rng: random.Random
     ) -> list[RawEvent]:
         """``events`` (a spelled log) with one change of a drawn kind (see :meth:`v0_log`)."""
         variant = list(events)
-        kind = rng.randrange(6)
+        kind = rng.randrange(7)
         at = rng.choice(spelled) if spelled else rng.randrange(len(variant))
         if kind == 1 and (faults := member_faults("v0", variant[at])):
             variant[at] = rng.choice(faults)[1]
@@ -453,6 +527,10 @@ class FuzzMachine(AgentMachine):
             variant, _ = reordered(variant, rng)
         elif kind == 5:
             variant.append(rng.choice(retired_forms(len(variant), self.clock()))[1])
+        elif kind == 6:
+            at = by_form(variant, rng)
+            if alternatives := v0_alternatives(variant[at]):
+                variant[at] = rng.choice(alternatives)[1]
         return variant
 
     def send_at_end(self, event: Any, path: str) -> None:

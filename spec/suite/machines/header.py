@@ -24,6 +24,7 @@ from sessionlog_spec.suite.agent.builder import RawEvent
 from sessionlog_spec.suite.agent.candidates import MUTATIONS, Mutation
 from sessionlog_spec.suite.agent.header_drift import DRIFTS, drifted
 from sessionlog_spec.suite.agent.loop import MCP_TOOL, Toolbox, tool_entry
+from sessionlog_spec.suite.fuzz.alternatives import alternative_sites
 from sessionlog_spec.suite.machines.agent import LOOP_CHANGES, AgentMachine, mutations_in
 from sessionlog_spec.suite.machines.base import step
 
@@ -221,6 +222,25 @@ class HeaderMachine(AgentMachine):
         header = tools_changed(cast(dict[str, Any], thaw(self.loop.state.header)), how)
         facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
         self.exchange("header_decision", events=list(self.loop.log), header=header, instance=facts)
+
+    @precondition(lambda self: self.loop.state.header is not None)
+    @rule(data=st.data())
+    @step
+    def request_with_alternative_header(self, data: st.DataObject) -> None:
+        # The latest snapshot with one value replaced by an alternative of its schema
+        # (sessionlog_spec.suite.fuzz.alternatives): a member left out or written, a value's sibling,
+        # a boolean flipped, or a twin the host language takes for equal (`true` for `1`, `1.0` for
+        # `1`) anywhere in it, an opaque tool schema included.  Equality compares JSON values
+        # (INV-HDR-7): each is a change the writer must record, or a spelling it must see through.
+        latest = cast(dict[str, Any], thaw(self.loop.state.header))
+        sites = [(site, edited) for site, edited in alternative_sites("request/header", {"header": latest, "reason": "change"})
+                 if site.startswith("header") and isinstance(edited, dict)]  # fmt: skip
+        if not sites:
+            return
+        site = self.pick(data, sorted(s for s, _ in sites), "alternative")
+        header = dict(sites)[site]["header"]
+        facts = self.loop.facts(data.draw(st.booleans(), label="begins series"))
+        self.exchange("header_decision", decision_exercised(facts), events=list(self.loop.log), header=header, instance=facts)
 
     @precondition(lambda self: self.loop.state.header is not None)
     @rule(data=st.data(), instance=st.sampled_from(("this", "new")))
