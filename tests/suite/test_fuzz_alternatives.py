@@ -1,5 +1,6 @@
-"""Alternatives of valid values, moves inserted inside a log, and the v0 values a writer gives: each
-generator must reach what it says it reaches, and the model must judge what it builds."""
+"""Alternatives of valid values, values that are not lossless in the surface metadata, moves inserted
+inside a log, and the v0 values a writer gives: each generator must reach what it says it reaches,
+and the model must judge what it builds."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from sessionlog_spec.suite.agent.legacy_forms import restarted_turn
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.alternatives import alternative_sites
 from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, member_additions, spellings, v0_alternatives, v0_sessions
-from sessionlog_spec.suite.fuzz.perturb import alternative_perturbations
+from sessionlog_spec.suite.fuzz.perturb import alternative_perturbations, lossless_perturbations
 from sessionlog_spec.suite.fuzz.scenes import constructive_moves, with_move_inserted
 from sessionlog_spec.suite.fuzz.schema_faults import schema_document
 
@@ -169,3 +170,22 @@ def test_inv_legacy_5_a_retry_id_the_writer_gives_is_a_value_the_edge_would_not_
     given_ = [edited for n, edited in member_additions(name, spelled, retry) if n.endswith("retryId given")]
     assert given_
     assert all(edited["data"]["retryId"] != retry["data"]["retryId"] for edited in given_)
+
+
+def test_inv_log_4_values_that_are_not_lossless_go_to_the_surface_metadata_too() -> None:
+    b = SessionBuilder()
+    b.user_message("One.")
+    b.user_message("Two.")
+    start, end = b.legal_ranges()[0]
+    summary = b.compaction(start, end, commit=False)
+    assert _code(b.state, summary) is None
+    reached: dict[str, Code | None] = {}
+    for seed in range(30):
+        for p in lossless_perturbations(summary, random.Random(seed)):
+            if not p.name.startswith("data "):
+                reached[p.name] = _code(b.state, p.edit(summary))
+    places = {name.split(" ")[0].split(".")[0] for name in reached}
+    assert {"surfaceOp", "sourceEventSeqs", "seq", "time"} <= places
+    unsafe = {name.split(" ")[0]: code for name, code in reached.items() if name.endswith(" 2^53")}
+    assert all(code is not None for code in unsafe.values())
+    assert all(code is Code.JSON_NOT_LOSSLESS for name, code in unsafe.items() if name.startswith(("surfaceOp", "sourceEventSeqs")))

@@ -12,8 +12,9 @@ family with many sites (a payload's keywords) does not crowd out one with few (t
     one keyword of the type's published schema broken where it applies
     (:func:`~sessionlog_spec.suite.fuzz.schema_faults.keyword_sites`), bounds included;
 ``lossless``
-    a value of the payload replaced by one that is not lossless JSON: an unsafe integer, ``-0``,
-    a float beyond the largest double's integers, a nesting one level past the limit and at it;
+    a value of the payload, and one of the surface metadata or the envelope's numbers, replaced by
+    one that is not lossless JSON: an unsafe integer, ``-0``, a float beyond the largest double's
+    integers, a nesting one level past the limit and at it;
 ``type``
     the type swapped for a sibling of the vocabulary (same prefix), for any other type of the v1
     vocabulary, for a v0 form, or for an unknown type with and without ``ignorable``;
@@ -198,12 +199,38 @@ def _replace_at(location: tuple[str | int, ...], new: object) -> Edit:
     return edit
 
 
+METADATA_MEMBERS: Final = ("seq", "time", "surfaceOp", "sourceEventSeqs")
+"""The envelope members a reader freezes beside ``data``: INV-LOG-4 holds for them as for the payload."""
+
+
+def _replace_in_envelope(location: tuple[str | int, ...], new: object) -> Edit:
+    def edit(event: RawEvent) -> RawEvent:
+        changed = copy.deepcopy(event)
+        container: Any = changed
+        for step in location[:-1]:
+            container = container[step]
+        container[location[-1]] = copy.deepcopy(new)
+        return changed
+
+    return edit
+
+
 def lossless_perturbations(event: RawEvent, rng: random.Random) -> list[Perturbation]:
-    """A value somewhere in the payload (one drawn location, the whole payload included) replaced
-    by each value of :data:`NOT_LOSSLESS`."""
+    """A value somewhere in the payload (one drawn location, the whole payload included), and one in
+    the surface metadata or the envelope's numbers (a cited seq, a replace's bound, ``seq``,
+    ``time``), replaced by each value of :data:`NOT_LOSSLESS`."""
     leaves = _leaves(event.get("data"))
     location = rng.choice(leaves) if leaves else ()
-    return [Perturbation("lossless", f"data {name}", _replace_at(location, value)) for name, value in NOT_LOSSLESS.items()]
+    found = [Perturbation("lossless", f"data {name}", _replace_at(location, value)) for name, value in NOT_LOSSLESS.items()]
+    metadata = [(key, *path) for key in METADATA_MEMBERS if key in event for path in _leaves(event[key]) if path]
+    metadata += [(key,) for key in METADATA_MEMBERS if key in event and not isinstance(event[key], dict | list)]
+    if metadata:
+        where = rng.choice(metadata)
+        named = ".".join(str(step) for step in where)
+        found += [
+            Perturbation("lossless", f"{named} {name}", _replace_in_envelope(where, value)) for name, value in NOT_LOSSLESS.items()
+        ]
+    return found
 
 
 def payload_perturbations(event: RawEvent) -> list[Perturbation]:
