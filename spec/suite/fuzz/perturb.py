@@ -228,7 +228,8 @@ def lossless_perturbations(event: RawEvent, rng: random.Random) -> list[Perturba
         where = rng.choice(metadata)
         named = ".".join(str(step) for step in where)
         found += [
-            Perturbation("lossless", f"{named} {name}", _replace_in_envelope(where, value)) for name, value in NOT_LOSSLESS.items()
+            Perturbation("lossless", f"{named} {name}", _replace_in_envelope(where, value))
+            for name, value in NOT_LOSSLESS.items()
         ]
     return found
 
