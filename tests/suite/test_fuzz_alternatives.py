@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from strategies import property_settings
 
+from sessionlog_spec.model.header import assembled_header_problem, header_equals
 from sessionlog_spec.model.json_value import freeze
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
@@ -21,6 +22,7 @@ from sessionlog_spec.model.shapes import Context
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, realistic_session
 from sessionlog_spec.suite.agent.legacy_forms import restarted_turn
+from sessionlog_spec.suite.agent.loop import MODELS, MODES, assembled_header
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.alternatives import alternative_sites
 from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, member_additions, spellings, v0_alternatives, v0_sessions
@@ -191,3 +193,21 @@ def test_inv_log_4_values_that_are_not_lossless_go_to_the_surface_metadata_too()
     metadata = [code for name, code in unsafe.items() if name.startswith(("surfaceOp", "sourceEventSeqs"))]
     assert metadata
     assert all(code is Code.JSON_NOT_LOSSLESS for code in metadata)
+
+
+def test_inv_hdr_7_a_twin_in_the_loop_header_is_a_header_that_differs() -> None:
+    # The loop's tools declare parameters with numbers and flags, so a twin of the latest snapshot
+    # (`true` for `1`, `0` for `false`) exists; JSON equality tells it apart.
+    with_tools = [assembled_header(mode, model) for mode in sorted(MODES) for model in sorted(MODELS)]
+    header = next(h for h in with_tools if h.get("tools"))
+    sites = alternative_sites("request/header", {"header": header, "reason": "change"})
+    # A flag for a number, or a number for a flag: another JSON value (`1` and `1.0` are one number).
+    twins = [
+        (site, edited["header"])
+        for site, edited in sites
+        if " twin " in site and isinstance(edited, dict) and ("True" in site or "False" in site)
+    ]
+    assert any(" twin True " in site or " twin 0 " in site for site, _ in twins)
+    for _, twin in twins:
+        assert assembled_header_problem(freeze(twin)) is None
+        assert not header_equals(freeze(twin), freeze(header))  # type: ignore[arg-type]

@@ -56,10 +56,26 @@ class Toolbox:
     descriptions_revised: bool = False
 
 
+def tool_parameters(name: str) -> dict[str, Any]:
+    """A tool's parameters as real tools declare them: a JSON Schema with typed members, a bound, a
+    flag and a default.  Opaque to the log, but a header's equality must compare them as JSON values,
+    where ``false`` is not ``0`` and ``1`` is not ``true``."""
+    return {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "description": f"what {name} works on"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "default": 200},
+            "recursive": {"type": "boolean", "default": False},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+
 def tool_entry(name: str, toolbox: Toolbox) -> dict[str, Any]:
     """One tool as a request lists it."""
     description = f"the {name} tool" + (" (revised)" if toolbox.descriptions_revised else "")
-    return {"name": name, "description": description, "parameters": {"type": "object"}}
+    return {"name": name, "description": description, "parameters": tool_parameters(name)}
 
 
 def assembled_header(mode: str, model: str, toolbox: Toolbox = Toolbox()) -> dict[str, Any]:
