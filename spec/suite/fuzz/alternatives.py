@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Mapping
-from typing import Any, Final
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 from sessionlog_spec.model.header import LEGACY_REASON_FALLBACK
 from sessionlog_spec.model.relationships import NOT_STARTED_CODE, NOT_STARTED_NAME
@@ -41,6 +42,7 @@ from sessionlog_spec.suite.agent.builder import SessionBuilder
 from sessionlog_spec.suite.fuzz.schema_faults import Location, RawSite, _resolve, _Walk, schema_document
 
 EDITS: Final = ("sibling", "flipped", "twin", "optional", "declared")
+T = TypeVar("T")
 
 
 def _repair_records() -> dict[str, set[object]]:
@@ -241,3 +243,13 @@ def _alternative_sites(event_type: str, payload: object) -> list[tuple[str, obje
         where = ".".join(str(step) for step in location) or "$"
         found.append((f"{where} {keyword} {detail}", edited))
     return found
+
+
+def by_edit(sites: Sequence[tuple[str, T]], rng: random.Random) -> tuple[str, T]:
+    """One of ``sites`` (named as :func:`alternative_sites` names them), the edit drawn evenly first
+    (:data:`EDITS`), then its place: a value has many twins and few siblings."""
+    kinds: dict[str, list[tuple[str, T]]] = {}
+    for site in sites:
+        kind = next((edit for edit in EDITS if f" {edit} " in f" {site[0]} "), "")
+        kinds.setdefault(kind, []).append(site)
+    return rng.choice(kinds[rng.choice(sorted(kinds))])

@@ -224,6 +224,15 @@ def v0_alternatives(spelled: RawEvent) -> list[Spelling]:
     ]
 
 
+def by_place(found: Sequence[Spelling], rng: random.Random) -> Spelling:
+    """One of ``found`` (named ``<spelling>: <place> <change>``), its place drawn evenly first: a
+    record's members each come up as often, however many values each is given."""
+    places: dict[str, list[Spelling]] = {}
+    for spelling in found:
+        places.setdefault(spelling[0].rsplit(" ", 1)[0], []).append(spelling)
+    return rng.choice(places[rng.choice(sorted(places))])
+
+
 def spelled_log(events: Sequence[RawEvent], rng: random.Random, share: float = 0.5) -> tuple[list[RawEvent], list[str]]:
     """``events`` as a v0 writer could have written them: each event, with chance ``share``, in one of
     its spellings (drawn), and the names of the spellings used."""

@@ -46,10 +46,12 @@ from sessionlog_spec.protocol.messages import Ok
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
 from sessionlog_spec.suite.agent.legacy_forms import restarted_turn
 from sessionlog_spec.suite.agent.payload_values import valid_payload
+from sessionlog_spec.suite.fuzz.alternatives import by_edit
 from sessionlog_spec.suite.fuzz.double import double_faults, same_stage
 from sessionlog_spec.suite.fuzz.layouts import chunk_run, laid_out_rows, layout, retimed, row_faults
 from sessionlog_spec.suite.fuzz.legacy_v0 import (
     V0_HEADER,
+    by_place,
     member_additions,
     member_faults,
     retired_forms,
@@ -103,6 +105,8 @@ SPELLED_SHARES = (0.3, 0.5, 0.8)
 """The shares of a log's events a v0 step spells in a v0 form (one drawn per step)."""
 V0_VARIANTS = 4
 """Logs one v0 step sends: its spelled log as it stands or changed one way each."""
+V0_CHANGES = 7
+"""The kinds of change a v0 step draws its variants from (see :meth:`FuzzMachine.v0_log`)."""
 DRAWN_FAMILIES = ("payload", "alternative", "lossless")
 """The families a drawn payload is perturbed in: those of its values (its envelope and type are the
 harness's own and perturbed on the log's events)."""
@@ -482,44 +486,56 @@ class FuzzMachine(AgentMachine):
         alternative, the order edited, a retired form added.  Put to the edge, or stored as v0 and
         loaded or read."""
         path = self.pick(data, [p for p in V0_PATHS if p in self.paths()], "path")
-        original = self.v0_original(rng)
+        original, v0_only = self.v0_original(rng)
         events, _ = spelled_log(original, rng, share=rng.choice(SPELLED_SHARES))
         spelled = [i for i, (e, o) in enumerate(zip(events, original, strict=True)) if e != o]
         self.retitle(f"fuzz_v0_{path}")
+        # Distinct kinds of change in one step (the first may be none): a rare kind comes up as often as
+        # a common one, and the log is asked as it stands only now and then.
+        kinds = rng.sample(range(V0_CHANGES), V0_VARIANTS)
         with self.one_state_check():
-            for _ in range(V0_VARIANTS):
-                variant = self.v0_variant(events, original, spelled, rng)
+            for kind in kinds:
+                variant = self.v0_variant(events, original, (spelled, v0_only), rng, kind)
                 log = {"header": {**V0_HEADER, "id": HEADER_LINE["id"]}, "events": variant}
                 if path == "upgrade_v0":
                     self.exchange("upgrade_v0", log=log)
                 else:
                     self.send_text(stored_text(log), path)
 
-    def v0_original(self, rng: random.Random) -> list[RawEvent]:
-        """The v1 log a v0 step spells: the harness's, one of the edge's chain sessions now and then
+    def v0_original(self, rng: random.Random) -> tuple[list[RawEvent], list[int]]:
+        """The v1 log a v0 step spells, and the indices of its events only a v0 writer writes: the
+        harness's log; one of the edge's chain sessions now and then
         (:func:`~sessionlog_spec.suite.fuzz.legacy_v0.v0_sessions`: a retry chain, a rewrite, a
-        compaction group), or the harness's ended by the released interrupted-turn restart when a
-        turn is open between steps (a v0-only order, INV-LEGACY-6)."""
+        compaction group); or the harness's ended by the released interrupted-turn restart when a
+        turn is open between steps (a v0-only order, INV-LEGACY-6: its splice and ``turn/start``)."""
         log = list(self.loop.log)
         trace = self.loop.state.trace
         if rng.randrange(4) == 0:
-            return list(rng.choice(_chain_sessions()))
+            return list(rng.choice(_chain_sessions())), []
         if trace.open_turn is not None and trace.open_step is None and rng.randrange(2):
             builder = SessionBuilder(self.loop.state, time=self.clock())
-            return [*log, *restarted_turn(builder)]
-        return log
+            restart = restarted_turn(builder)
+            return [*log, *restart], list(range(len(log), len(log) + len(restart)))
+        return log, []
 
     def v0_variant(
-        self, events: list[RawEvent], original: list[RawEvent], spelled: list[int], rng: random.Random
+        self,
+        events: list[RawEvent],
+        original: list[RawEvent],
+        places: tuple[list[int], list[int]],
+        rng: random.Random,
+        kind: int,
     ) -> list[RawEvent]:
-        """``events`` (a spelled log) with one change of a drawn kind (see :meth:`v0_log`)."""
+        """``events`` (a spelled log) with one change of kind ``kind`` (see :meth:`v0_log`), where one is
+        asked for at an event a v0 writer alone writes: ``places`` are the spelled events and those of a
+        v0-only order (drawn first half the time: a log has few of them and many spelled events)."""
         variant = list(events)
-        kind = rng.randrange(7)
-        at = rng.choice(spelled) if spelled else rng.randrange(len(variant))
+        spelled, v0_only = places
+        at = rng.choice(v0_only if v0_only and rng.randrange(2) else spelled or v0_only or range(len(variant)))
         if kind == 1 and (faults := member_faults("v0", variant[at])):
-            variant[at] = rng.choice(faults)[1]
+            variant[at] = by_place(faults, rng)[1]
         elif kind == 2 and (added := member_additions("v0", variant[at], original[at])):
-            variant[at] = rng.choice(added)[1]
+            variant[at] = by_place(added, rng)[1]
         elif kind == 3:
             edits = envelope_perturbations(variant[at], at)
             variant[at] = rng.choice(edits).edit(variant[at])
@@ -527,10 +543,8 @@ class FuzzMachine(AgentMachine):
             variant, _ = reordered(variant, rng)
         elif kind == 5:
             variant.append(rng.choice(retired_forms(len(variant), self.clock()))[1])
-        elif kind == 6:
-            at = by_form(variant, rng)
-            if alternatives := v0_alternatives(variant[at]):
-                variant[at] = rng.choice(alternatives)[1]
+        elif kind == 6 and (alternatives := v0_alternatives(variant[at])):
+            variant[at] = by_edit(alternatives, rng)[1]
         return variant
 
     def send_at_end(self, event: Any, path: str) -> None:
