@@ -239,7 +239,7 @@ class FuzzMachine(AgentMachine):
         log = list(self.loop.log)
         sweep = family_sweep(base, index, rng, family, SWEEP_CAP)
         with self.one_state_check():
-            for event in [p.edit(base) for p in sweep] + self.doubled(base, index, sweep, rng):
+            for event in self.refused_first([p.edit(base) for p in sweep] + self.doubled(base, index, sweep, rng), index):
                 if path == "append":
                     if self.append_or_refuse(event):
                         return
@@ -247,6 +247,18 @@ class FuzzMachine(AgentMachine):
                     self.send_log([*log[:index], event, *log[index + 1 :]], path)
                     if path in ("seed", "load") and len(self.loop.log) != len(log):
                         return
+
+    def refused_first(self, events: list[RawEvent], index: int) -> list[RawEvent]:
+        """``events`` (each to stand at ``index`` of the log) with those the model refuses there first:
+        an accepted one ends a sweep (the session has moved on), and a family holds valid values too
+        (a bound, a twin, a sibling), which would otherwise cut most sweeps short after a few."""
+        state = self.loop.state if index >= len(self.loop.log) else folded(self.loop.log[:index], complete=False)
+        if isinstance(state, Violation):
+            return events
+        verdicts = [isinstance(appended(state, event), Violation) for event in events]
+        return [e for e, refused in zip(events, verdicts, strict=True) if refused] + [
+            e for e, refused in zip(events, verdicts, strict=True) if not refused
+        ]
 
     def doubled(self, base: RawEvent, index: int, sweep: list[Perturbation], rng: random.Random) -> list[RawEvent]:
         """``base`` (standing at ``index`` of the log) carrying two faults whose codes alone differ, pairs

@@ -19,7 +19,6 @@ from sessionlog_spec.model.legacy import DELIVERY_MARKER
 from sessionlog_spec.model.payloads import CURRENT_GENERATION, EVENT_PAYLOADS, payload_shape
 from sessionlog_spec.model.relationships import COMMAND_TYPES
 from sessionlog_spec.model.session import TYPE_CODES
-from sessionlog_spec.model.session import append_event as model_append_event
 from sessionlog_spec.model.shapes import Context as ShapeContext
 from sessionlog_spec.model.shapes import shape_problem
 from sessionlog_spec.model.trace import TRACE_TYPES
@@ -37,6 +36,7 @@ from sessionlog_spec.suite.agent.candidates.relationships import (
 )
 from sessionlog_spec.suite.agent.message_exemplars import MESSAGE_EXEMPLARS
 from sessionlog_spec.suite.agent.payload_faults import Site, apply_site, fault_sites, payload_fault
+from sessionlog_spec.suite.judged import appended
 
 REGISTERED = Registry()
 """This module's mutations, in the order their builders are defined below."""
@@ -328,7 +328,7 @@ def _standing_notes(builder: SessionBuilder, types: Sequence[str], generation: i
         if data is None:
             continue
         event = b.event(type_, data, False, **envelope)
-        if not isinstance(model_append_event(builder.state, event), Violation):
+        if not isinstance(appended(builder.state, event), Violation):
             yield event
 
 
