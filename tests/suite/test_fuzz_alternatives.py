@@ -27,7 +27,7 @@ from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.alternatives import alternative_sites
 from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, member_additions, spellings, v0_alternatives, v0_sessions
 from sessionlog_spec.suite.fuzz.perturb import alternative_perturbations, lossless_perturbations
-from sessionlog_spec.suite.fuzz.scenes import constructive_moves, with_move_inserted
+from sessionlog_spec.suite.fuzz.scenes import constructive_moves, walk_from, with_move_inserted
 from sessionlog_spec.suite.fuzz.schema_faults import schema_document
 
 
@@ -211,3 +211,14 @@ def test_inv_hdr_7_a_twin_in_the_loop_header_is_a_header_that_differs() -> None:
     for _, twin in twins:
         assert assembled_header_problem(freeze(twin)) is None
         assert not header_equals(freeze(twin), freeze(header))  # type: ignore[arg-type]
+
+
+def test_inv_rel_4_a_walk_meets_alternatives_of_the_crash_repair_result() -> None:
+    b, _ = _advertised_never_started()
+    found = {
+        scene.code
+        for seed in range(12)
+        for scene in walk_from(b.state, random.Random(seed), 1, drawn=False)
+        if scene.what.startswith("not started") and ", " in scene.what
+    }
+    assert found & {Code.TOOL_RESULT_NOT_EXACT_REPAIR.value, Code.TOOL_RESULT_UNPAIRED.value}

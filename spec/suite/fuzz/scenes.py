@@ -58,6 +58,7 @@ from sessionlog_spec.model.shapes import Context
 from sessionlog_spec.model.violation import Violation
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, basic_header, realistic_session
 from sessionlog_spec.suite.agent.payload_values import valid_payload
+from sessionlog_spec.suite.fuzz.alternatives import alternative_sites, by_edit
 from sessionlog_spec.suite.fuzz.legacy_v0 import v0_sessions
 from sessionlog_spec.suite.judged import folded
 
@@ -328,6 +329,22 @@ def rebound_moves(
     return [Rebound(name, {**placed, "data": _apply(placed["data"], edits)}, placed, edits) for name, placed, edits in specs]
 
 
+def alternative_moves(constructive: Sequence[tuple[str, list[RawEvent]]], rng: random.Random) -> list[tuple[str, RawEvent]]:
+    """Each single constructive move with one value replaced by an alternative of its schema, drawn
+    by edit (:func:`~sessionlog_spec.suite.fuzz.alternatives.by_edit`): the other repair code on a
+    crash-repair result, a rewrite without its flag, another abort cause.  The relationship rules are
+    about values as much as about which ids a move names."""
+    found: list[tuple[str, RawEvent]] = []
+    for name, raws in constructive:
+        if len(raws) != 1 or raws[0].get("type") not in EVENT_PAYLOADS:
+            continue
+        sites = alternative_sites(str(raws[0]["type"]), raws[0].get("data"))
+        if sites:
+            site, data = by_edit(sites, rng)
+            found.append((f"{name}, {site}", {**raws[0], "data": copy.deepcopy(data)}))
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Rebound:
     """A rebound move: the event, and the template it was rebound from with the edits."""
@@ -382,6 +399,7 @@ def walk_from(
         related: list[SessionState] = []
         moves: list[tuple[str, list[RawEvent], Rebound | None]] = [(n, r, None) for n, r in constructive]
         moves += [(r.name, [r.event], r) for r in rebounds]
+        moves += [(name, [event], None) for name, event in alternative_moves(constructive, rng)]
         for index, (name, raws, origin) in enumerate(moves):
             after = _extend(state, raws)
             if isinstance(after, Violation):
