@@ -86,6 +86,8 @@ DRAWN_AFTER = 4
 """Events a log holds before a payload is drawn for its end: a payload citing earlier seqs needs some."""
 DRAWN_PER_STEP = 4
 """Payloads of one drawn type a drawn step sends at most (until one is accepted)."""
+ACCEPTED_CAP = 6
+"""Values of one sweep the model accepts that one step sends at most (it sends every refused one)."""
 DOUBLE_CAP = 16
 """Values carrying two faults with different codes alone (:mod:`~sessionlog_spec.suite.fuzz.double`)
 one step sends at most, beside its single faults: the order of two checks inside one value."""
@@ -235,30 +237,38 @@ class FuzzMachine(AgentMachine):
 
     def send_perturbed(self, base: RawEvent, index: int, path: str, family: str, rng: random.Random) -> None:
         """``base`` (standing at ``index`` of the log: in place of an event, or after the last) perturbed
-        every way of ``family`` (or a draw of them) and with two faults now and then, on ``path``."""
+        every way of ``family`` (or a draw of them) and with two faults now and then, on ``path``.
+
+        The values the model refuses go first; of those it accepts (a bound, a twin, a sibling: a port
+        that refuses one is as wrong), :data:`ACCEPTED_CAP` are sent too.  On the live session the
+        first is appended and the others seeded after the log as it stood: an append moves the session
+        on, and what it moved on from is asked again whole."""
         log = list(self.loop.log)
         sweep = family_sweep(base, index, rng, family, SWEEP_CAP)
+        refused, accepted = self.by_verdict([p.edit(base) for p in sweep] + self.doubled(base, index, sweep, rng), index)
         with self.one_state_check():
-            for event in self.refused_first([p.edit(base) for p in sweep] + self.doubled(base, index, sweep, rng), index):
+            for event in refused:
                 if path == "append":
-                    if self.append_or_refuse(event):
-                        return
+                    self.append_or_refuse(event)
                 else:
                     self.send_log([*log[:index], event, *log[index + 1 :]], path)
-                    if path in ("seed", "load") and len(self.loop.log) != len(log):
-                        return
+            for number, event in enumerate(accepted[:ACCEPTED_CAP]):
+                if path == "append" and number == 0:
+                    self.append_or_refuse(event)
+                elif path == "append":
+                    self.replace_session("seed", events=[*log, event])
+                else:
+                    self.send_log([*log[:index], event, *log[index + 1 :]], path)
 
-    def refused_first(self, events: list[RawEvent], index: int) -> list[RawEvent]:
-        """``events`` (each to stand at ``index`` of the log) with those the model refuses there first:
-        an accepted one ends a sweep (the session has moved on), and a family holds valid values too
-        (a bound, a twin, a sibling), which would otherwise cut most sweeps short after a few."""
+    def by_verdict(self, events: list[RawEvent], index: int) -> tuple[list[RawEvent], list[RawEvent]]:
+        """``events`` (each to stand at ``index`` of the log) split into those the model refuses there and
+        those it accepts (all refused when the log before ``index`` is not valid itself)."""
         state = self.loop.state if index >= len(self.loop.log) else folded(self.loop.log[:index], complete=False)
         if isinstance(state, Violation):
-            return events
+            return events, []
         verdicts = [isinstance(appended(state, event), Violation) for event in events]
-        return [e for e, refused in zip(events, verdicts, strict=True) if refused] + [
-            e for e, refused in zip(events, verdicts, strict=True) if not refused
-        ]
+        refused = [e for e, no in zip(events, verdicts, strict=True) if no]
+        return refused, [e for e, no in zip(events, verdicts, strict=True) if not no]
 
     def doubled(self, base: RawEvent, index: int, sweep: list[Perturbation], rng: random.Random) -> list[RawEvent]:
         """``base`` (standing at ``index`` of the log) carrying two faults whose codes alone differ, pairs
