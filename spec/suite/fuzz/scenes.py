@@ -234,6 +234,9 @@ def constructive_moves(state: SessionState) -> list[tuple[str, list[RawEvent]]]:
         ("compaction/end empty error", lambda: b.compaction_end(error="", commit=False)),
         ("retry transient", lambda: b.retry(commit=False)),
         ("retry rate-limit", lambda: b.retry("rate-limit", commit=False)),
+        # Another writer's note the reader keeps without knowing its type: valid anywhere, and an
+        # event a rule about "the last event" (a seed's marker, a turn's end) must look past or not.
+        ("ignorable note", lambda: b.event("vendor/note", {"text": "kept as it is"}, False, ignorable=True)),
     ]
     for start, end in b.legal_ranges()[-3:]:
         makes.append((f"summary {start}..{end}", functools.partial(b.compaction_summary, start, end, commit=False)))

@@ -392,6 +392,30 @@ class FuzzMachine(AgentMachine):
                 if path in ("seed", "load") and len(self.loop.log) != len(log):
                     return  # accepted: the harness goes on from it
 
+    @precondition(lambda self: self.live)
+    @rule(data=st.data())
+    @step
+    def next_move(self, data: st.DataObject) -> None:
+        """A move a harness could write next, drawn evenly by move among those the model accepts here
+        (an ignorable note of another writer, a compaction a command started, a rewrite, a crash-repair
+        result, a retry's start), appended: the log the other rules perturb holds the rare moves too."""
+        state = self.loop.state
+        valid = {}
+        for name, raws in constructive_moves(state):
+            after = folded([*self.loop.log, *raws], complete=False)
+            # Moves that open or settle what the harness tracks itself (a compaction, a call's life, a
+            # turn or step) are the harness's own to make: the loop would not know to close them.
+            if isinstance(after, Violation) or after.relations.compaction != state.relations.compaction:
+                continue
+            if after.relations.tools != state.relations.tools or after.trace != state.trace:
+                continue
+            valid[name] = raws
+        if not valid:
+            return
+        self.retitle("fuzz_append")
+        for raw in valid[self.pick(data, sorted(valid), "move")]:
+            self.deliver(raw)
+
     @precondition(lambda self: len(self.loop.log) >= DRAWN_AFTER and bool(self.paths()))
     @rule(rng=st.randoms(use_true_random=True), data=st.data())
     @step
