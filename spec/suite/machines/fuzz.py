@@ -533,8 +533,13 @@ class FuzzMachine(AgentMachine):
         loaded or read."""
         path = self.pick(data, [p for p in V0_PATHS if p in self.paths()], "path")
         original, v0_only = self.v0_original(rng)
-        events, _ = spelled_log(original, rng, share=rng.choice(SPELLED_SHARES))
-        spelled = [i for i, (e, o) in enumerate(zip(events, original, strict=True)) if e != o]
+        events, names = spelled_log(original, rng, share=rng.choice(SPELLED_SHARES))
+        # The spelled events by the spelling they were given: a change goes to a spelling drawn evenly
+        # (a log holds many messages spelled alike and one failure record).
+        spelled: dict[str, list[int]] = {}
+        for name in names:
+            seq, spelling = name.split(": ", 1)
+            spelled.setdefault(spelling, []).append(int(seq))
         self.retitle(f"fuzz_v0_{path}")
         # Distinct kinds of change in one step (the first may be none): a rare kind comes up as often as
         # a common one, and the log is asked as it stands only now and then.
@@ -568,16 +573,21 @@ class FuzzMachine(AgentMachine):
         self,
         events: list[RawEvent],
         original: list[RawEvent],
-        places: tuple[list[int], list[int]],
+        places: tuple[dict[str, list[int]], list[int]],
         rng: random.Random,
         kind: int,
     ) -> list[RawEvent]:
         """``events`` (a spelled log) with one change of kind ``kind`` (see :meth:`v0_log`), where one is
-        asked for at an event a v0 writer alone writes: ``places`` are the spelled events and those of a
-        v0-only order (drawn first half the time: a log has few of them and many spelled events)."""
+        asked for at an event a v0 writer alone writes: ``places`` are the spelled events by spelling
+        (one drawn evenly) and those of a v0-only order (drawn first half the time)."""
         variant = list(events)
         spelled, v0_only = places
-        at = rng.choice(v0_only if v0_only and rng.randrange(2) else spelled or v0_only or range(len(variant)))
+        if v0_only and (rng.randrange(2) or not spelled):
+            at = rng.choice(v0_only)
+        elif spelled:
+            at = rng.choice(spelled[rng.choice(sorted(spelled))])
+        else:
+            at = rng.randrange(len(variant))
         if kind == 1 and (faults := member_faults("v0", variant[at])):
             variant[at] = by_place(faults, rng)[1]
         elif kind == 2 and (added := member_additions("v0", variant[at], original[at])):
