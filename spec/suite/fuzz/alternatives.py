@@ -39,7 +39,7 @@ from sessionlog_spec.model.header import LEGACY_REASON_FALLBACK
 from sessionlog_spec.model.relationships import NOT_STARTED_CODE, NOT_STARTED_NAME
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.suite.agent.builder import SessionBuilder
-from sessionlog_spec.suite.fuzz.schema_faults import Location, RawSite, _resolve, _Walk, schema_document
+from sessionlog_spec.suite.fuzz.schema_faults import Location, RawSite, _resolve, _Walk, remembered_per_payload, schema_document
 
 EDITS: Final = ("sibling", "flipped", "twin", "optional", "declared")
 T = TypeVar("T")
@@ -214,23 +214,10 @@ def _spelled(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+@remembered_per_payload
 def alternative_sites(event_type: str, payload: object) -> list[tuple[str, object]]:
     """Every alternative of ``payload`` (a valid payload of ``event_type``) as ``(site, payload)``; a
-    site names the place and the edit (``message.content.0.isError flipped``), one entry per value.
-    Computed once for a payload (the edited payloads are shared: copy before changing one)."""
-    try:
-        text = json.dumps(payload)
-    except (TypeError, ValueError):
-        return _alternative_sites(event_type, payload)
-    return list(_remembered(event_type, text))
-
-
-@functools.lru_cache(maxsize=512)
-def _remembered(event_type: str, text: str) -> tuple[tuple[str, object], ...]:
-    return tuple(_alternative_sites(event_type, json.loads(text)))
-
-
-def _alternative_sites(event_type: str, payload: object) -> list[tuple[str, object]]:
+    site names the place and the edit (``message.content.0.isError flipped``), one entry per value."""
     root = schema_document(event_type)
     original = _spelled(payload)
     seen: set[tuple[Location, str, str]] = set()

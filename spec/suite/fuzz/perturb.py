@@ -234,8 +234,11 @@ def lossless_perturbations(event: RawEvent, rng: random.Random) -> list[Perturba
     return found
 
 
-def payload_perturbations(event: RawEvent) -> list[Perturbation]:
-    """One perturbation per keyword site of the event's published schema (none for a type without one)."""
+def _payloads_replaced(
+    family: str, event: RawEvent, sites: Callable[[str, object], Sequence[tuple[str, object]]]
+) -> list[Perturbation]:
+    """One perturbation of ``family`` per ``(name, payload)`` that ``sites`` gives for the event's payload
+    (none for a type without a published schema), the payload replaced by a copy of it."""
     type_ = event.get("type")
     if not isinstance(type_, str) or type_ not in EVENT_PAYLOADS:
         return []
@@ -243,23 +246,17 @@ def payload_perturbations(event: RawEvent) -> list[Perturbation]:
     def replaced(payload: object) -> Edit:
         return lambda e: {**e, "data": copy.deepcopy(payload)}
 
-    sites = keyword_sites(type_, event.get("data"))
-    return [Perturbation("payload", f"data.{site.key}", replaced(site.payload)) for site in sites]
+    return [Perturbation(family, f"data.{name}", replaced(payload)) for name, payload in sites(type_, event.get("data"))]
+
+
+def payload_perturbations(event: RawEvent) -> list[Perturbation]:
+    """One perturbation per keyword site of the event's published schema."""
+    return _payloads_replaced("payload", event, lambda t, data: [(site.key, site.payload) for site in keyword_sites(t, data)])
 
 
 def alternative_perturbations(event: RawEvent) -> list[Perturbation]:
-    """One perturbation per alternative of the event's payload (none for a type without a schema)."""
-    type_ = event.get("type")
-    if not isinstance(type_, str) or type_ not in EVENT_PAYLOADS:
-        return []
-
-    def replaced(payload: object) -> Edit:
-        return lambda e: {**e, "data": copy.deepcopy(payload)}
-
-    return [
-        Perturbation("alternative", f"data.{site}", replaced(payload))
-        for site, payload in alternative_sites(type_, event.get("data"))
-    ]
+    """One perturbation per alternative of the event's payload."""
+    return _payloads_replaced("alternative", event, alternative_sites)
 
 
 def type_perturbations(event: RawEvent) -> list[Perturbation]:

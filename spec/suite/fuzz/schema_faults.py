@@ -39,7 +39,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import jsonschema_rs
 
@@ -317,22 +317,32 @@ def document_sites(root: Mapping[str, Any], value: object, accepts: Callable[[ob
     return sites
 
 
+S = TypeVar("S")
+
+
+def remembered_per_payload(compute: Callable[[str, object], list[S]]) -> Callable[[str, object], list[S]]:
+    """``compute(event_type, payload)`` computed once for a payload, by its JSON text (which tells
+    ``1`` from ``1.0`` and ``true``): a step sweeps one family and pairs the faults of all of them on
+    the same payload.  The answers share their values: copy one before changing it."""
+
+    @functools.lru_cache(maxsize=512)
+    def by_text(event_type: str, text: str) -> tuple[S, ...]:
+        return tuple(compute(event_type, json.loads(text)))
+
+    @functools.wraps(compute)
+    def remembered(event_type: str, payload: object) -> list[S]:
+        try:
+            text = json.dumps(payload)
+        except (TypeError, ValueError):
+            return compute(event_type, payload)
+        return list(by_text(event_type, text))
+
+    return remembered
+
+
+@remembered_per_payload
 def keyword_sites(event_type: str, payload: object) -> list[KeywordSite]:
-    """Every keyword of ``event_type``'s published document broken once on ``payload`` (a valid one).
-    The sites of a payload are computed once: a step sweeps one family and pairs faults of all."""
-    try:
-        text = json.dumps(payload)
-    except (TypeError, ValueError):
-        return _keyword_sites(event_type, payload)
-    return list(_remembered_sites(event_type, text))
-
-
-@functools.lru_cache(maxsize=512)
-def _remembered_sites(event_type: str, text: str) -> tuple[KeywordSite, ...]:
-    return tuple(_keyword_sites(event_type, json.loads(text)))
-
-
-def _keyword_sites(event_type: str, payload: object) -> list[KeywordSite]:
+    """Every keyword of ``event_type``'s published document broken once on ``payload`` (a valid one)."""
     return document_sites(schema_document(event_type), payload, lambda edited: schema_accepts(event_type, edited))
 
 
