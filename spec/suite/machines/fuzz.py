@@ -1,12 +1,15 @@
 """The ``fuzz`` group: differential generation with no hand-written candidate.
 
-The harness builds a realistic session as the other groups do.  Now and then an event of it is
-perturbed (:mod:`sessionlog_spec.suite.fuzz.perturb`: an envelope member, a keyword of the
-payload's published schema, a value that is not lossless, the type) once or twice, and sent on
-every path the port declares: appended to the live session (``append``), put in place of the
+The harness builds a realistic session as the other groups do, and now and then appends a rare move
+a harness could write (``next_move``).  An event of it is perturbed
+(:mod:`sessionlog_spec.suite.fuzz.perturb`: an envelope member, a keyword of the payload's published
+schema, a value that is not lossless, the type, or an alternative a writer could write instead) and
+sent on every path the port declares: appended to the live session (``append``), put in place of the
 event in a copy of the log (``seed``, ``load`` and ``read`` of its stored text, ``upgrade_v0`` of it
-as a v1 and as a v0 log).  Whole stored texts are perturbed line by line too.  The model's answer
-decides; the port must give the same verdict, code and state.
+as a v1 and as a v0 log).  So is a payload of any type drawn along its shape, or a move the harness
+could write next (``drawn_perturbed``).  A sweep sends every value the model refuses and some it
+accepts.  Whole stored texts are perturbed line by line too.  The model's answer decides; the port
+must give the same verdict, code and state.
 
 Which event is perturbed is drawn by form first (type, surface op, cited sources), so the rare forms
 of a log (a rewrite, a retry, a compaction's events) are perturbed as often as its messages; and an
@@ -18,9 +21,8 @@ carrying two faults whose order the check-order table fixes (``fault_pair``), a 
 relationship rules' preconditions from where the log stands (``relationship_scene``), the log
 spelled in the v0 forms of the edge's tables, with a legacy member broken, a member the edge writes
 added, an envelope member changed, a value replaced by an alternative, the order edited or a retired
-form added (``v0_log``), and the
-log stored in a drawn layout of the physical codec, under a fork's header line now and then
-(``stored_layout``).
+form added (``v0_log``), and the log stored in a drawn layout of the physical codec, under a fork's
+header line now and then (``stored_layout``).  The order edits insert a valid move inside the log too.
 
 The group runs against any port that declares ``session``, ``read`` or ``legacy``, and asks only
 the paths the port declares.
@@ -541,8 +543,8 @@ class FuzzMachine(AgentMachine):
             seq, spelling = name.split(": ", 1)
             spelled.setdefault(spelling, []).append(int(seq))
         self.retitle(f"fuzz_v0_{path}")
-        # Distinct kinds of change in one step (the first may be none): a rare kind comes up as often as
-        # a common one, and the log is asked as it stands only now and then.
+        # Distinct kinds of change in one step (one of them may be none): a rare kind comes up as often
+        # as a common one, and the log is asked as it stands only now and then.
         kinds = rng.sample(range(V0_CHANGES), V0_VARIANTS)
         with self.one_state_check():
             for kind in kinds:
