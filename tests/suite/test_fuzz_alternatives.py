@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from strategies import property_settings
 
+from sessionlog_spec.model.event import encode_event
 from sessionlog_spec.model.header import assembled_header_problem, header_equals
 from sessionlog_spec.model.json_value import freeze
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
+from sessionlog_spec.model.load import read_log, save_session
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.model.session import SessionState, append_event, fold_session
 from sessionlog_spec.model.shapes import Context
@@ -26,9 +28,10 @@ from sessionlog_spec.suite.agent.loop import MODELS, MODES, assembled_header
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.alternatives import alternative_sites
 from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, member_additions, spellings, v0_alternatives, v0_sessions
-from sessionlog_spec.suite.fuzz.perturb import alternative_perturbations, lossless_perturbations
+from sessionlog_spec.suite.fuzz.perturb import LINE_EDITS, alternative_perturbations, lossless_perturbations
 from sessionlog_spec.suite.fuzz.scenes import constructive_moves, walk_from, with_move_inserted
 from sessionlog_spec.suite.fuzz.schema_faults import schema_document
+from sessionlog_spec.suite.machines.fuzz import HEADER_LINE
 
 
 def _code(state: SessionState, raw: object) -> Code | None:
@@ -222,3 +225,30 @@ def test_inv_rel_4_a_walk_meets_alternatives_of_the_crash_repair_result() -> Non
         if scene.what.startswith("not started") and ", " in scene.what
     }
     assert found & {Code.TOOL_RESULT_NOT_EXACT_REPAIR.value, Code.TOOL_RESULT_UNPAIRED.value}
+
+
+def _read_events(text: str) -> object:
+    answer = read_log(text)
+    return answer.code if isinstance(answer, Violation) else [encode_event(e) for e in answer.state.events]
+
+
+def test_inv_jsonl_4_a_row_spelled_by_another_writer_is_read_as_json_reads_it() -> None:
+    b = SessionBuilder()
+    b.turn_start()
+    b.user_message("One.")
+    b.user_message("Two.")
+    text = save_session(freeze(dict(HEADER_LINE)), b.state, False)  # type: ignore[arg-type]
+    lines = text.split("\n")[:-1]
+    original = _read_events(text)
+    assert isinstance(original, list)
+    outcomes: dict[str, set[bool]] = {}
+    for name in ("spaced", "number respelled", "letter escaped"):
+        for at in range(1, len(lines)):
+            edited = LINE_EDITS[name](lines, at)
+            assert edited != lines
+            outcomes.setdefault(name, set()).add(_read_events("\n".join(edited) + "\n") == original)
+    # An escape is the same text; a space of JSON's own is nothing; a form feed or a BOM is a damaged
+    # row, and `-0` is not lossless: each edit is asked both ways over the rows.
+    assert outcomes["letter escaped"] == {True}
+    assert outcomes["spaced"] == {True, False}
+    assert False in outcomes["number respelled"]

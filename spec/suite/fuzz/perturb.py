@@ -26,7 +26,9 @@ family with many sites (a payload's keywords) does not crowd out one with few (t
     keyword states (one error code of two, a member a rewrite must keep).
 
 Lines of a stored text are perturbed as a disk or a crash does: dropped, repeated, swapped with the
-next, cut short, followed by a stray line, blanked, their line end made CRLF.
+next, cut short, followed by a stray line, blanked, their line end made CRLF, the last one left
+unterminated; and as another writer spells them: a row with a space of some kind around it, an
+integer spelled another way, a letter written as an escape.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -392,6 +395,44 @@ def _crlf(lines: list[str], at: int) -> list[str]:
     return [*lines[:at], lines[at] + "\r", *lines[at + 1 :]]
 
 
+_RESPELLED: Final = (
+    (re.compile(r'(?<=":)(\d+)(?=[,}\]])'), r"\1.0"),
+    (re.compile(r'(?<=":)(\d+)(?=[,}\]])'), r"\1e0"),
+    (re.compile(r'(?<=":)0(?=[,}\]])'), "-0"),
+    (re.compile(r'(?<=":)(\d)(?=[,}\]])'), r"0\1"),
+)
+"""Other spellings of an integer member a writer may not use or a reader may mistake: ``1.0``,
+``1e0`` (one number, JSON says), ``-0`` (not lossless) and a leading zero (not JSON)."""
+_SPACES: Final = ("\f", "\v", "\u00a0", "\u2028", "\ufeff", " ", "\t")
+"""Characters around a row: JSON's own whitespace (space, tab), and what a language's trim takes
+for whitespace and JSON does not (form feed, vertical tab, no-break space, a line separator, a BOM)."""
+
+
+def _spaced(lines: list[str], at: int) -> list[str]:
+    space = _SPACES[(len(lines[at]) + at) % len(_SPACES)]
+    edited = space + lines[at] if at % 2 else lines[at] + space
+    return [*lines[:at], edited, *lines[at + 1 :]]
+
+
+def _respelled(lines: list[str], at: int) -> list[str]:
+    for offset in range(len(_RESPELLED)):
+        pattern, spelling = _RESPELLED[(at + offset) % len(_RESPELLED)]
+        edited = pattern.sub(spelling, lines[at], count=1)
+        if edited != lines[at]:
+            return [*lines[:at], edited, *lines[at + 1 :]]
+    return lines
+
+
+def _escaped(lines: list[str], at: int) -> list[str]:
+    """A letter inside a string written as a ``\\u`` escape: the same text, another spelling."""
+    match = re.search(r'"[a-z]', lines[at])
+    if match is None:
+        return lines
+    letter = lines[at][match.start() + 1]
+    edited = lines[at][: match.start() + 1] + f"\\u{ord(letter):04x}" + lines[at][match.start() + 2 :]
+    return [*lines[:at], edited, *lines[at + 1 :]]
+
+
 LINE_EDITS: Final[Mapping[str, Callable[[list[str], int], list[str]]]] = {
     "drop": _without,
     "repeat": _repeat,
@@ -400,6 +441,9 @@ LINE_EDITS: Final[Mapping[str, Callable[[list[str], int], list[str]]]] = {
     "stray line after": _stray_after,
     "blank": _blank,
     "crlf": _crlf,
+    "spaced": _spaced,
+    "number respelled": _respelled,
+    "letter escaped": _escaped,
 }
 
 
@@ -415,6 +459,9 @@ def perturb_lines(text: str, rng: random.Random, edits: int) -> tuple[str, list[
         at = rng.randrange(len(lines))
         lines = LINE_EDITS[name](lines, at)
         names.append(f"{name} line {at + 1}")
+    if final_newline and rng.randrange(len(LINE_EDITS) + 1) == 0:
+        final_newline = False  # the last line left unterminated: a torn tail, or a whole one
+        names.append("no final newline")
     joined = "\n".join(lines)
     return (joined + "\n" if final_newline and lines else joined), names
 
