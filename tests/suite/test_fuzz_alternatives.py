@@ -252,3 +252,17 @@ def test_inv_jsonl_4_a_row_spelled_by_another_writer_is_read_as_json_reads_it() 
     assert outcomes["letter escaped"] == {True}
     assert outcomes["spaced"] == {True, False}
     assert False in outcomes["number respelled"]
+
+
+def test_inv_trace_9_an_emptied_call_id_and_a_grown_result_are_asked() -> None:
+    b = SessionBuilder()
+    b.turn_start()
+    b.step_start()
+    b.assistant_message("Reading.", ["call-1"])
+    call = b.tool_call("call-1", commit=False)
+    emptied = {p.name: _code(b.state, p.edit(call)) for p in alternative_perturbations(call) if " emptied " in p.name}
+    assert emptied["data.callId emptied for 'call-1'"] is Code.TRACE_DATA_INVALID
+    b.tool_call("call-1")
+    result = b.tool_result("call-1", commit=False)
+    grown = [_code(b.state, p.edit(result)) for p in alternative_perturbations(result) if p.name.startswith("data.message.content grown")]
+    assert grown == [Code.TOOL_RESULT_INVALID]

@@ -20,6 +20,10 @@ edit               what it writes
 ``optional``       a member the document does not require, left out
 ``declared``       a member the document declares and the value leaves out, written with a value of
                    its schema (both booleans; a ``const``; each ``enum`` value; a number at its bound)
+``emptied``        a string made empty, wherever it stands (a rule may want it non-empty where no
+                   keyword says so)
+``grown``          an array with a copy of its last item added (a block after the one a rule reads)
+``shortened``      an array without its first item
 =================  ===================================================================================
 
 None of these is assumed valid or invalid: the model judges each.  Most are valid-but-rare events (a
@@ -29,6 +33,7 @@ relationship that only one error code satisfies, a rewrite that changes a member
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import random
@@ -41,7 +46,7 @@ from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 from sessionlog_spec.suite.fuzz.schema_faults import Location, RawSite, _resolve, _Walk, remembered_per_payload, schema_document
 
-EDITS: Final = ("sibling", "flipped", "twin", "optional", "declared")
+EDITS: Final = ("sibling", "flipped", "twin", "optional", "declared", "emptied", "grown", "shortened")
 T = TypeVar("T")
 
 
@@ -196,14 +201,21 @@ class _Alternatives(_Walk):
                     yield self.edit(location, "declared", f"member {name!r} = {written!r}", {**value, name: written})
 
 
-def _leaf_twins(walk: _Walk, value: object, location: Location) -> Iterator[RawSite]:
-    """A twin at every leaf of ``value``, the parts no schema describes (an opaque tool schema) included."""
+def _everywhere(walk: _Walk, value: object, location: Location) -> Iterator[RawSite]:
+    """The edits that need no schema, at every place of ``value`` (the parts no schema describes, an
+    opaque tool schema, included): a twin at every leaf, every string emptied, every array grown by
+    a copy of its last item and shortened by its first."""
     if isinstance(value, dict):
         for key, member in value.items():
-            yield from _leaf_twins(walk, member, (*location, key))
+            yield from _everywhere(walk, member, (*location, key))
     elif isinstance(value, list):
+        if value:
+            yield walk.edit(location, "grown", f"by a copy of item {len(value) - 1}", [*value, copy.deepcopy(value[-1])])
+            yield walk.edit(location, "shortened", "by its first item", value[1:])
         for index, item in enumerate(value):
-            yield from _leaf_twins(walk, item, (*location, index))
+            yield from _everywhere(walk, item, (*location, index))
+    elif isinstance(value, str) and value:
+        yield walk.edit(location, "emptied", f"for {value[:12]!r}", "")
     else:
         for twin in _twins(value):
             yield walk.edit(location, "twin", f"{twin!r} for {value!r}", twin)
@@ -223,7 +235,7 @@ def alternative_sites(event_type: str, payload: object) -> list[tuple[str, objec
     seen: set[tuple[Location, str, str]] = set()
     found: list[tuple[str, object]] = []
     walk = _Alternatives(root, payload, value_pools(event_type))
-    for location, keyword, detail, edited in [*walk.sites(root, payload, ()), *_leaf_twins(walk, payload, ())]:
+    for location, keyword, detail, edited in [*walk.sites(root, payload, ()), *_everywhere(walk, payload, ())]:
         if (location, keyword, detail) in seen or _spelled(edited) == original:
             continue
         seen.add((location, keyword, detail))
