@@ -264,5 +264,6 @@ def test_inv_trace_9_an_emptied_call_id_and_a_grown_result_are_asked() -> None:
     assert emptied["data.callId emptied for 'call-1'"] is Code.TRACE_DATA_INVALID
     b.tool_call("call-1")
     result = b.tool_result("call-1", commit=False)
-    grown = [_code(b.state, p.edit(result)) for p in alternative_perturbations(result) if p.name.startswith("data.message.content grown")]
+    perturbations = alternative_perturbations(result)
+    grown = [_code(b.state, p.edit(result)) for p in perturbations if p.name.startswith("data.message.content grown")]
     assert grown == [Code.TOOL_RESULT_INVALID]
