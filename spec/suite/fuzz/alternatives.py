@@ -41,7 +41,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from sessionlog_spec.model.header import LEGACY_REASON_FALLBACK
-from sessionlog_spec.model.relationships import NOT_STARTED_CODE, NOT_STARTED_NAME
 from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 from sessionlog_spec.suite.fuzz.schema_faults import Location, RawSite, _resolve, _Walk, remembered_per_payload, schema_document
@@ -58,9 +57,8 @@ def _repair_records() -> dict[str, set[object]]:
     b.step_start()
     b.assistant_message("Reading.", ["call-recorded", "call-advertised"])
     b.tool_call("call-recorded")
-    state = b.state
     records: dict[str, set[object]] = {}
-    for closer in interrupted_turn_closers(state.events):
+    for closer in interrupted_turn_closers(b.state.events):
         error = closer.data.get("error") if isinstance(closer.data, Mapping) else None
         if isinstance(error, Mapping):
             for key, value in error.items():
@@ -75,8 +73,6 @@ def model_values() -> Mapping[str, frozenset[object]]:
     values: dict[str, set[object]] = {"reason": {LEGACY_REASON_FALLBACK}}
     for key, found in _repair_records().items():
         values.setdefault(key, set()).update(found)
-    values.setdefault("error.code", set()).add(NOT_STARTED_CODE)
-    values.setdefault("error.name", set()).add(NOT_STARTED_NAME)
     return {key: frozenset(found) for key, found in values.items()}
 
 
