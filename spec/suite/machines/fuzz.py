@@ -209,8 +209,16 @@ class FuzzMachine(AgentMachine):
 
     def replace_session(self, op: str, **args: Any) -> None:
         """``seed`` or ``load``: an accepted one replaces the session (the harness goes on from it), a
-        refused one owes a state check; a check owed before is paid first, as the replacement hides it."""
+        refused one owes a state check; a check owed before is paid first, as the replacement hides it.
+
+        A session loaded from a fork's log keeps its header line, which names how many events the
+        fork inherited; no writer seeds such a session with fewer, and its stored text would then be
+        unreadable (INV-JSONL-1).  Such a seed starts from a reset session instead."""
         self.settle_state_check()
+        inherited = self.oracle.header.get("seedLength") if op == "seed" else None
+        if isinstance(inherited, int) and inherited > len(args.get("events", ())):
+            self.exchange("reset")
+            self.take_over(self.oracle.state)
         if isinstance(self.exchange(op, **args), Ok):
             self.take_over(self.oracle.state)
         else:
