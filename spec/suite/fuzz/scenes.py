@@ -60,6 +60,7 @@ from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, basic_
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.alternatives import alternative_sites, by_edit
 from sessionlog_spec.suite.fuzz.legacy_v0 import v0_sessions
+from sessionlog_spec.suite.fuzz.perturb import renumbered
 from sessionlog_spec.suite.judged import folded
 
 RULE_TYPES: Final = tuple(relationships._HANDLERS)
@@ -275,8 +276,7 @@ def with_move_inserted(log: Sequence[RawEvent], at: int, rng: random.Random) -> 
     if not moves:
         return None
     time = log[at - 1]["time"] if at > 0 else rng.choice(moves)["time"]
-    edited = [*log[:at], {**rng.choice(moves), "time": time}, *log[at:]]
-    return [{**event, "seq": seq} for seq, event in enumerate(edited)]
+    return renumbered([*log[:at], {**rng.choice(moves), "time": time}, *log[at:]])
 
 
 def _retry_started(b: SessionBuilder, retry_id: Hashable, attempt: Hashable) -> RawEvent | None:
