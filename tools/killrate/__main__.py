@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     go.add_argument("--profile", choices=sorted(PROFILES), default="ci")
     go.add_argument("--only", nargs="+", default=[], metavar="NAME", help="run only these catalogue mutants")
     go.add_argument(
-        "--half", choices=HALVES, help="run only one half of the catalogue (tuned, blind, fresh, unseen, sealed or hidden)"
+        "--half", choices=HALVES,
+        help="run only one half of the catalogue (tuned, blind, fresh, unseen, sealed, hidden or veiled)",
     )
     go.add_argument("--report", type=Path, metavar="OUT.json", help="write the run as JSON (e.g. docs/strength.json)")
     go.add_argument("--markdown", type=Path, metavar="OUT.md", help="write the kill table as Markdown")

@@ -90,7 +90,8 @@ FRESH = "fresh"
 UNSEEN = "unseen"
 SEALED = "sealed"
 HIDDEN = "hidden"
-HALVES = (TUNED, BLIND, FRESH, UNSEEN, SEALED, HIDDEN)
+VEILED = "veiled"
+HALVES = (TUNED, BLIND, FRESH, UNSEEN, SEALED, HIDDEN, VEILED)
 
 
 def mutant(  # noqa: PLR0917 - the catalogue's row: name, invariant, group, target, probe
@@ -144,6 +145,14 @@ def hidden_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
     """Register a mutant of the sixth half: written from the documents, the model and seqlog alone, like the
     fifth, and never run against the suite before its first measurement."""
     return mutant(name, invariant, group, owner, attr, probe, half=HIDDEN)
+
+
+def veiled_mutant(  # noqa: PLR0917 - the same row as :func:`mutant`
+    name: str, invariant: str, group: str, owner: type | ModuleType, attr: str, probe: p.Probe
+) -> Callable[[Wrapper], Wrapper]:
+    """Register a mutant of the seventh half: written from the documents, the model and seqlog alone, like the
+    fifth and sixth, and never run against the suite before its first measurement."""
+    return mutant(name, invariant, group, owner, attr, probe, half=VEILED)
 
 
 def _data(event: Event) -> Mapping[str, Any]:
@@ -1375,7 +1384,7 @@ CANARY = Mutant(
 )
 """Must always die: a run in which it survives is void."""
 
-# The second to sixth halves register themselves on import; their modules need the helpers above.
+# The second to seventh halves register themselves on import; their modules need the helpers above.
 from killrate import (  # noqa: E402, F401
     blind_edges,
     blind_relations,
@@ -1393,6 +1402,9 @@ from killrate import (  # noqa: E402, F401
     unseen_edges,
     unseen_relations,
     unseen_values,
+    veiled_edges,
+    veiled_relations,
+    veiled_values,
 )
 
 BY_NAME: dict[str, Mutant] = {m.name: m for m in (*CATALOGUE, CANARY)}
