@@ -29,6 +29,7 @@ KINDS: Final[dict[str, tuple[str, ...]]] = {
     "": (),
     "order_": (),
     "drawn_": ("INV-PAY-1",),
+    "cover_": ("INV-PAY-1", "INV-PAY-2", "INV-PAY-3"),
     "lines_": ("INV-JSONL-3", "INV-JSONL-4", "INV-JSONL-5"),
     "header_": ("INV-JSONL-1",),
     "pair_": (),

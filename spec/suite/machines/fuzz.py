@@ -49,6 +49,7 @@ from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
 from sessionlog_spec.suite.agent.legacy_forms import restarted_turn
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.alternatives import by_edit
+from sessionlog_spec.suite.fuzz.cover import COVER_SEQ, CoverSweep, as_event
 from sessionlog_spec.suite.fuzz.double import double_faults, same_stage
 from sessionlog_spec.suite.fuzz.layouts import chunk_run, laid_out_rows, layout, retimed, row_faults
 from sessionlog_spec.suite.fuzz.legacy_v0 import (
@@ -116,6 +117,11 @@ DRAWN_FAMILIES = ("payload", "alternative", "lossless")
 harness's own and perturbed on the log's events)."""
 SCENE_DOUBLES = 2
 """Events carrying a scene's fault and another (or two other faults of its template) sent after it."""
+COVER_BUDGET = 200
+"""Edits of the cover sweep (:mod:`~sessionlog_spec.suite.fuzz.cover`) one step sends: a ``ci`` run's
+steps of the rule send every edit of every covering payload about once."""
+COVER_OTHER_PATHS = 4
+"""Every this many edits of the cover sweep, one goes on a path other than ``append`` too."""
 
 
 @functools.cache
@@ -128,12 +134,17 @@ class FuzzMachine(AgentMachine):
 
     group = "fuzz"
     injections = ()
+    cover_sweep: CoverSweep | None = None
+    """The cover sweep of this process's run, shared by its examples so that they go on where the
+    last one stopped."""
 
     @classmethod
     def prepare(cls) -> None:
         """Draw the relationship rules' templates (:func:`~sessionlog_spec.suite.fuzz.scenes.drawn_templates`)
-        before the examples run, so the walks rebind drawn payloads of every rule's type too."""
+        before the examples run, so the walks rebind drawn payloads of every rule's type too; the cover
+        sweep starts afresh."""
         drawn_templates()
+        FuzzMachine.cover_sweep = None
 
     def start(self) -> None:
         if self.live:
@@ -453,6 +464,35 @@ class FuzzMachine(AgentMachine):
             base = {"type": event_type, "seq": seq, "time": self.clock(), "data": payload}
         self.retitle(f"fuzz_drawn_{path}")
         self.send_perturbed(base, seq, path, family, rng)
+
+    @precondition(lambda self: len(self.loop.log) >= COVER_SEQ and bool(self.paths()))
+    @rule(data=st.data())
+    @step
+    def covered_sites(self, data: st.DataObject) -> None:
+        """The next edits of the cover sweep (:mod:`~sessionlog_spec.suite.fuzz.cover`): payloads built
+        to hold every member of every arm of every type, each broken at every keyword of its schema and
+        replaced by every alternative, in turn over the run, so a bound on a member few payloads carry
+        is asked every run.  Every edit is appended to the live session (the payload is judged before
+        the event's place in the log, so any payload rule shows there); every
+        :data:`COVER_OTHER_PATHS`-th goes on another path too, after the log's first events."""
+        if FuzzMachine.cover_sweep is None:
+            FuzzMachine.cover_sweep = CoverSweep()
+        edits = [e for e in FuzzMachine.cover_sweep.take(COVER_BUDGET) if carried(e.payload)]
+        others = [p for p in self.paths() if p != "append"]
+        if "append" in self.paths():
+            self.retitle("fuzz_cover_append")
+            with self.one_state_check():
+                for edit in edits:
+                    self.append_or_refuse(as_event(edit.cover, len(self.loop.log), self.clock(), edit.payload))
+            edits = edits[data.draw(st.integers(0, COVER_OTHER_PATHS - 1), label="offset") :: COVER_OTHER_PATHS]
+        if not others:
+            return
+        path = self.pick(data, others, "path")
+        self.retitle(f"fuzz_cover_{path}")
+        with self.one_state_check():
+            for edit in edits:
+                prefix = list(self.loop.log[:COVER_SEQ])
+                self.send_log([*prefix, as_event(edit.cover, COVER_SEQ, self.clock(), edit.payload)], path)
 
     @precondition(lambda self: any(p in self.paths() for p in STORED_PATHS))
     @rule(rng=st.randoms(use_true_random=True), data=st.data(), child=st.booleans())

@@ -1,0 +1,126 @@
+"""The cover sweep of the ``fuzz`` group: payloads built to hold every part of every type's shape, and
+every keyword and alternative of them sent in turn over a run."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from test_fuzz import FUZZ_ONLY
+
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER
+from sessionlog_spec.model.payloads import EVENT_PAYLOADS
+from sessionlog_spec.model.shapes import Context, Record, shape_problem, unwrap
+from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.protocol.model_driver import ModelDriver
+from sessionlog_spec.suite.agent.payload_values import arms_taken, member_names, union_arms
+from sessionlog_spec.suite.fuzz.cover import COVER_SEQ, CoverEdit, CoverSweep, _change, covering_payloads, covers
+from sessionlog_spec.suite.fuzz.schema_faults import keyword_sites
+from sessionlog_spec.suite.ports.inprocess import InProcessPort
+from sessionlog_spec.suite.run import FAILED, run
+
+CONTEXT = Context(event_seq=COVER_SEQ)
+
+
+def _names_in(value: object) -> set[str]:
+    """Every member name anywhere in ``value``."""
+    names: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            names.update(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return names
+
+
+def test_inv_pay_2_every_covering_payload_is_valid_by_the_model() -> None:
+    for cover in covers(COVER_SEQ):
+        assert shape_problem(EVENT_PAYLOADS[cover.event_type], cover.payload, "$", CONTEXT) is None, cover
+
+
+def test_inv_pay_3_the_cover_takes_every_arm_of_every_union() -> None:
+    for event_type, shape in sorted(EVENT_PAYLOADS.items()):
+        taken = {
+            (id(union), repr(key))
+            for cover in covering_payloads(event_type, CONTEXT)
+            for union, key in arms_taken(shape, cover.payload)
+        }
+        for union, key in union_arms(shape):
+            assert (id(union), repr(key)) in taken, f"{event_type}: no cover takes {union.discriminant}={key!r}"
+
+
+def test_inv_pay_1_the_cover_holds_every_declared_member() -> None:
+    for event_type, shape in sorted(EVENT_PAYLOADS.items()):
+        held = set().union(*(_names_in(cover.payload) for cover in covering_payloads(event_type, CONTEXT)))
+        missing = set(member_names(shape)) - held
+        assert not missing, f"{event_type}: no covering payload holds {sorted(missing)}"
+
+
+def test_inv_pay_1_the_cover_leaves_optional_members_out_too() -> None:
+    # A bare payload per type: a port that requires an optional member is asked without it.
+    for event_type in sorted(EVENT_PAYLOADS):
+        found = covering_payloads(event_type, CONTEXT)
+        assert found[0].what == "bare", event_type
+        top = unwrap(EVENT_PAYLOADS[event_type])
+        if isinstance(top, Record) and top.optional and not top.min_members:
+            assert isinstance(found[0].payload, dict)
+            assert not set(top.optional) & set(found[0].payload), event_type
+
+
+def test_a_round_of_the_cover_sweep_sends_every_keyword_site_once() -> None:
+    sweep = CoverSweep()
+    total = sweep.round_size()
+    taken: list[CoverEdit] = []
+    while len(taken) < total:
+        taken += sweep.take(min(97, total - len(taken)))
+    assert len(taken) == total
+    changes = {(e.cover.event_type, e.name, _change(e.cover.payload, e.payload)) for e in taken}
+    assert len(changes) == total  # no change sent twice in a round
+    for cover in sweep.order:
+        for site in keyword_sites(cover.event_type, cover.payload):
+            if site.payload != cover.payload:
+                # The same change made on another cover of the type first was sent for that one.
+                change = (cover.event_type, f"payload data.{site.key}", _change(cover.payload, site.payload))
+                assert change in changes, (cover.event_type, site.key, site.detail)
+    # Bounds, literals and alternatives of every cover come before any wrong JSON type.
+    last_first_pass = max(i for i, e in enumerate(taken) if not e.name.endswith(" type") and not e.name.startswith("lossless"))
+    assert all(not e.name.endswith(" type") for e in taken[: last_first_pass + 1])
+    # The next round starts over where this one started.
+    assert [e.payload for e in sweep.take(5)] == [e.payload for e in taken[:5]]
+
+
+def _at_a_maximum(event_type: str, data: object) -> bool:
+    """Whether some value three or more members deep sits at a ``maximum`` of its schema that is a rule
+    of the domain (an HTTP status, a format version), not the safe-integer bound every count has."""
+    try:
+        sites = keyword_sites(event_type, data)
+    except ValueError:  # nested past what the schema validator walks: no bound to look at
+        return False
+    return any(
+        site.keyword == "maximum"
+        and len(site.location) >= 3
+        and site.payload == data
+        and site.detail == f"maximum {site.detail.split()[1]}"
+        and int(site.detail.split()[1]) < MAX_SAFE_INTEGER
+        for site in sites
+    )
+
+
+class NestedMaximaExclusive(ModelDriver):
+    """``append`` reads an inclusive ``maximum`` as exclusive on members three or more levels down (a
+    domain bound few payloads reach), refusing a payload there with ``PAYLOAD_INVALID``."""
+
+    def op_append(self, request: dict[str, Any]) -> Any:
+        event = request.get("event")
+        if isinstance(event, dict) and event.get("type") in EVENT_PAYLOADS and _at_a_maximum(event["type"], event.get("data")):
+            return Violation(Code.PAYLOAD_INVALID, "a value at its maximum")
+        return super().op_append(request)
+
+
+def test_the_fuzz_group_finds_a_bound_on_a_rarely_present_member() -> None:
+    result = run(InProcessPort(NestedMaximaExclusive()), dataclasses.replace(FUZZ_ONLY, max_examples=20))
+    (fuzz,) = result.groups
+    assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"
