@@ -236,22 +236,30 @@ def _change(old: object, new: object, at: tuple[str, ...] = ()) -> tuple[tuple[s
     return at, repr(new)
 
 
+BOUND_KEYWORDS: Final = frozenset(
+    {"minimum", "maximum", "exclusiveMinimum", "minLength", "minItems", "maxItems", "const", "enum", "pattern", "uniqueItems"}
+)
+"""The keywords that bound a value where it stands: each place's own rule, swept first."""
+
+
 def _tier(family: str, name: str) -> int:
-    """Which pass of a round sends an edit: bounds, literals, members and alternatives first (each
-    asks a rule of its own place), then a wrong JSON type and the non-lossless values (which ask, at
-    each place, rules a port checks alike everywhere)."""
-    return 1 if family == "lossless" or (family == "payload" and name.endswith(" type")) else 0
+    """Which pass of a round sends an edit: a value moved to a bound of its place or past it first;
+    then members left out or added and the alternatives a writer could write; then a wrong JSON type
+    and the non-lossless values (which ask, at each place, rules a port checks alike everywhere)."""
+    if family == "payload" and name.rsplit(" ", 1)[-1] in BOUND_KEYWORDS:
+        return 0
+    return 2 if family == "lossless" or (family == "payload" and name.endswith(" type")) else 1
 
 
 class CoverSweep:
     """The distinct edits of every covering payload, handed out a budget at a time, round after round.
 
-    A round holds two passes over the covers (:func:`_tier`): the first sends what asks a rule of one
-    place, so a run too short for a whole round still asks every bound of every member.  Within a
+    A round holds three passes over the covers (:func:`_tier`): the first moves each value to its
+    bounds, so a run too short for a whole round still asks every bound of every member.  Within a
     pass the covers come in an order that spreads a partial pass over every type (the first cover of
     each type, then the second, …); an edit two covers of a type share is sent once per round."""
 
-    TIERS: Final = 2
+    TIERS: Final = 3
 
     def __init__(self) -> None:
         by_type: dict[str, list[Cover]] = {}

@@ -117,7 +117,7 @@ DRAWN_FAMILIES = ("payload", "alternative", "lossless")
 harness's own and perturbed on the log's events)."""
 SCENE_DOUBLES = 2
 """Events carrying a scene's fault and another (or two other faults of its template) sent after it."""
-COVER_BUDGET = 200
+COVER_BUDGET = 128
 """Edits of the cover sweep (:mod:`~sessionlog_spec.suite.fuzz.cover`) one step sends: a ``ci`` run's
 steps of the rule send every edit of every covering payload about once."""
 COVER_OTHER_PATHS = 4
