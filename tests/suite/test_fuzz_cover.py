@@ -4,17 +4,20 @@ every keyword and alternative of them sent in turn over a run."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from test_fuzz import FUZZ_ONLY
 
-from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER
+from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, as_object, freeze, thaw
+from sessionlog_spec.model.legacy import _Conversion
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.model.shapes import Context, Record, shape_problem, unwrap
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.suite.agent.payload_values import arms_taken, member_names, union_arms
 from sessionlog_spec.suite.fuzz.cover import COVER_SEQ, CoverEdit, CoverSweep, _change, covering_payloads, covers
+from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER
 from sessionlog_spec.suite.fuzz.schema_faults import keyword_sites
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.run import FAILED, run
@@ -127,5 +130,31 @@ class NestedMaximaExclusive(ModelDriver):
 
 def test_the_fuzz_group_finds_a_bound_on_a_rarely_present_member() -> None:
     result = run(InProcessPort(NestedMaximaExclusive()), dataclasses.replace(FUZZ_ONLY, max_examples=20))
+    (fuzz,) = result.groups
+    assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"
+
+
+class SeedConvertsV0Spellings(ModelDriver):
+    """``seed`` gives an event of a v1 type the v1 rules refuse a second chance through the v0 edge's
+    normalisation, so a v0 spelling of its members (an end reason, a turn's trigger, a pre-identity
+    message) is converted on a v1 path instead of refused (INV-LEGACY-1: only the edge converts)."""
+
+    def op_seed(self, request: dict[str, Any]) -> Any:
+        answer = super().op_seed(request)
+        events = request.get("events")
+        refused_at = re.search(r"index (\d+)", answer.message) if isinstance(answer, Violation) else None
+        if refused_at is None or not isinstance(events, list) or int(refused_at[1]) >= len(events):
+            return answer
+        at = int(refused_at[1])
+        header = as_object(freeze(V0_HEADER))
+        assert header is not None
+        converted = _Conversion(header, str(V0_HEADER["id"])).event(events[at], at)
+        if isinstance(converted, Violation) or converted.get("type") != events[at].get("type"):
+            return answer  # a renamed type is another rule (a v0 name on a v1 path)
+        return super().op_seed({**request, "events": [*events[:at], thaw(converted), *events[at + 1 :]]})
+
+
+def test_the_fuzz_group_finds_v0_spellings_converted_on_a_v1_path() -> None:
+    result = run(InProcessPort(SeedConvertsV0Spellings()), dataclasses.replace(FUZZ_ONLY, max_examples=60))
     (fuzz,) = result.groups
     assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"

@@ -205,8 +205,8 @@ def as_event(cover: Cover, seq: int, time: int, payload: object | None = None) -
 
 COVER_SEQ: Final = 4
 """The seq the cover is built for: earlier seqs it cites are below it, so it stands after any log as long."""
-SWEPT_FAMILIES: Final = ("payload", "alternative", "lossless")
-"""The perturbation families the sweep sends: those of a payload's values."""
+SWEPT_FAMILIES: Final = ("payload", "alternative", "lossless", "legacy")
+"""The perturbation families the sweep sends: those of a payload's values, and its v0 spellings."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Perturbations of valid events and of stored lines, derived from the model's own tables.
 
 Nothing here is a hand-written candidate: each perturbation is a generic edit of a valid value, and
-its verdict is the model's.  The edits of an event fall into four *families*, drawn evenly so that a
+its verdict is the model's.  The edits of an event fall into six *families*, drawn evenly so that a
 family with many sites (a payload's keywords) does not crowd out one with few (the envelope):
 
 ``envelope``
@@ -23,7 +23,11 @@ family with many sites (a payload's keywords) does not crowd out one with few (t
     (:mod:`~sessionlog_spec.suite.fuzz.alternatives`): the other values the schema or the model
     names for that member, a boolean flipped, a host-language twin (``true``/``1``, ``1``/``1.0``),
     an optional member left out or a declared one written.  Valid-but-rare events, and the rules no
-    keyword states (one error code of two, a member a rewrite must keep).
+    keyword states (one error code of two, a member a rewrite must keep);
+``legacy``
+    the event as a v0 writer spelled it, in each spelling of the edge's tables
+    (:func:`~sessionlog_spec.suite.fuzz.legacy_v0.spellings`): only the edge converts these, and a
+    v1 path must judge them by the v1 rules.
 
 Lines of a stored text are perturbed as a disk or a crash does: dropped, repeated, swapped with the
 next, cut short, followed by a stray line, blanked, their line end made CRLF, the last one left
@@ -45,6 +49,7 @@ from sessionlog_spec.model.json_value import MAX_NESTING, MAX_SAFE_INTEGER
 from sessionlog_spec.model.legacy import REFUSED_TYPES, V0_INVENTORY
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.suite.fuzz.alternatives import alternative_sites
+from sessionlog_spec.suite.fuzz.legacy_v0 import spellings
 from sessionlog_spec.suite.fuzz.schema_faults import header_line_sites, keyword_sites
 
 RawEvent = dict[str, Any]
@@ -53,7 +58,7 @@ Edit = Callable[[RawEvent], RawEvent]
 ENVELOPE_MEMBERS: Final = ("type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs")
 """The closed envelope of INV-LOG-1: four required keys, three optional ones."""
 REQUIRED_MEMBERS: Final = ("type", "seq", "time", "data")
-FAMILIES: Final = ("envelope", "payload", "lossless", "type", "alternative")
+FAMILIES: Final = ("envelope", "payload", "lossless", "type", "alternative", "legacy")
 
 
 def integer_boundaries(low: int, high: int) -> tuple[object, ...]:
@@ -278,6 +283,17 @@ def type_perturbations(event: RawEvent) -> list[Perturbation]:
     return found
 
 
+def legacy_perturbations(event: RawEvent) -> list[Perturbation]:
+    """The event as a v0 writer spelled it, in every spelling of the edge's tables (N1–N9: a v0 end
+    reason, a steering message, a pre-identity message, …).  Only the edge converts them: on every
+    other path a v1 reader judges the spelled event as the v1 rules judge it."""
+
+    def spelled_as(spelled: RawEvent) -> Edit:
+        return lambda e: {**copy.deepcopy(spelled), "seq": e.get("seq"), "time": e.get("time")}
+
+    return [Perturbation("legacy", f"v0 {name}", spelled_as(spelled)) for name, spelled in spellings(event)]
+
+
 def perturbations(
     event: RawEvent, length: int, rng: random.Random, only: str | None = None
 ) -> dict[str, list[Perturbation]]:
@@ -288,6 +304,7 @@ def perturbations(
         "lossless": lambda: lossless_perturbations(event, rng),
         "type": lambda: type_perturbations(event),
         "alternative": lambda: alternative_perturbations(event),
+        "legacy": lambda: legacy_perturbations(event),
     }
     return {family: make() for family, make in makers.items() if only is None or family == only}
 

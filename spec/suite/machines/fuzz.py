@@ -112,7 +112,9 @@ V0_VARIANTS = 4
 """Logs one v0 step sends: its spelled log as it stands or changed one way each."""
 V0_CHANGES = 7
 """The kinds of change a v0 step draws its variants from (see :meth:`FuzzMachine.v0_log`)."""
-DRAWN_FAMILIES = ("payload", "alternative", "lossless")
+WHOLE_EVENT = ("type", "legacy")
+"""The families that replace what an event is, not one of its values: no second fault goes with them."""
+DRAWN_FAMILIES = ("payload", "alternative", "lossless", "legacy")
 """The families a drawn payload is perturbed in: those of its values (its envelope and type are the
 harness's own and perturbed on the log's events)."""
 SCENE_DOUBLES = 2
@@ -300,9 +302,10 @@ class FuzzMachine(AgentMachine):
             return []
         # Every perturbation (a fifth of a millisecond each for the model): a code only one site gives (a
         # header's reason) must be among them for its pairs to be asked.  A type swapped is left out: it
-        # puts the event under another type's rules, where the other fault means something else.
-        every = [p for family, found in perturbations(base, index, rng).items() if family != "type" for p in found]
-        singles = {p.name: p.edit(base) for p in [*sweep, *every] if p.family != "type"}
+        # (or the event spelled as v0) puts it under another type's rules, where the other fault means
+        # something else.
+        every = [p for family, found in perturbations(base, index, rng).items() if family not in WHOLE_EVENT for p in found]
+        singles = {p.name: p.edit(base) for p in [*sweep, *every] if p.family not in WHOLE_EVENT}
 
         def code_of(event: object) -> str | None:
             answer = appended(state, event)
