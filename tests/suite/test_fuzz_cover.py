@@ -4,6 +4,7 @@ every keyword and alternative of them sent in turn over a run."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from typing import Any
 
@@ -18,6 +19,7 @@ from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.suite.agent.payload_values import arms_taken, member_names, union_arms
 from sessionlog_spec.suite.fuzz.cover import COVER_SEQ, CoverEdit, CoverSweep, _change, covering_payloads, covers
 from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER
+from sessionlog_spec.suite.fuzz.perturb import literal_respellings
 from sessionlog_spec.suite.fuzz.schema_faults import keyword_sites
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
 from sessionlog_spec.suite.run import FAILED, run
@@ -156,5 +158,37 @@ class SeedConvertsV0Spellings(ModelDriver):
 
 def test_the_fuzz_group_finds_v0_spellings_converted_on_a_v1_path() -> None:
     result = run(InProcessPort(SeedConvertsV0Spellings()), dataclasses.replace(FUZZ_ONLY, max_examples=60))
+    (fuzz,) = result.groups
+    assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"
+
+
+def test_inv_jsonl_4_every_integer_literal_of_a_line_is_respelled_every_way() -> None:
+    line = '{"type":"x/note","seq":3,"time":1700000000000,"data":{"counts":[0,12],"depth":-5}}'
+    respelled = dict(literal_respellings(line))
+    assert len(respelled) == 5 * 4  # five literals, four spellings each (none the literal itself)
+    for name, edited in respelled.items():
+        if name.endswith(("fraction", "exponent")):
+            assert json.loads(edited) == json.loads(line)  # one JSON number, another spelling
+        elif name.endswith("negative zero"):
+            assert "-0," in edited or "-0]" in edited or "-0}" in edited
+    assert {name.split()[1] for name in respelled} == {"0", "1", "2", "3", "4"}
+
+
+class ReaderTakesNegativeZeroForZero(ModelDriver):
+    """``load`` and ``read`` take the literal ``-0`` for the integer ``0`` wherever it stands (a parser
+    that reads integer literals itself), where ``JSON.parse`` reads negative zero (INV-JSONL-4)."""
+
+    def _zeroed(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {**request, "jsonl": re.sub(r"(?<=[:\[,])-0(?=[,}\]])", "0", str(request.get("jsonl")))}
+
+    def op_load(self, request: dict[str, Any]) -> Any:
+        return super().op_load(self._zeroed(request))
+
+    def op_read(self, request: dict[str, Any]) -> Any:
+        return super().op_read(self._zeroed(request))
+
+
+def test_the_fuzz_group_finds_a_reader_that_respells_a_literal() -> None:
+    result = run(InProcessPort(ReaderTakesNegativeZeroForZero()), dataclasses.replace(FUZZ_ONLY, max_examples=30))
     (fuzz,) = result.groups
     assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"

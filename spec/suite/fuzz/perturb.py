@@ -294,9 +294,7 @@ def legacy_perturbations(event: RawEvent) -> list[Perturbation]:
     return [Perturbation("legacy", f"v0 {name}", spelled_as(spelled)) for name, spelled in spellings(event)]
 
 
-def perturbations(
-    event: RawEvent, length: int, rng: random.Random, only: str | None = None
-) -> dict[str, list[Perturbation]]:
+def perturbations(event: RawEvent, length: int, rng: random.Random, only: str | None = None) -> dict[str, list[Perturbation]]:
     """Every perturbation of ``event`` (standing at position ``length``), by family (``only``: of that one)."""
     makers: dict[str, Callable[[], list[Perturbation]]] = {
         "envelope": lambda: envelope_perturbations(event, length),
@@ -448,6 +446,31 @@ def _escaped(lines: list[str], at: int) -> list[str]:
     letter = lines[at][match.start() + 1]
     edited = lines[at][: match.start() + 1] + f"\\u{ord(letter):04x}" + lines[at][match.start() + 2 :]
     return [*lines[:at], edited, *lines[at + 1 :]]
+
+
+_INTEGER_LITERAL: Final = re.compile(r"(?<=[:\[,])(-?\d+)(?=[,}\]])")
+"""An integer literal standing as a member's value or an array's item (a stored line is compact JSON)."""
+
+
+def literal_respellings(line: str) -> list[tuple[str, str]]:
+    """``line`` with one integer literal spelled another way, for every literal of it and every way:
+    ``N.0`` and ``Ne0`` (the same JSON number), a leading zero (not JSON), and ``-0`` in its place
+    (negative zero: not lossless, and not the ``0`` a careless reader makes of it).  Named by the
+    literal's place in the line and the spelling."""
+    found: list[tuple[str, str]] = []
+    for number, match in enumerate(_INTEGER_LITERAL.finditer(line)):
+        literal = match[1]
+        digits = literal.lstrip("-")
+        spellings = {
+            "fraction": f"{literal}.0",
+            "exponent": f"{literal}e0",
+            "leading zero": literal.replace(digits, "0" + digits),
+        }
+        spellings["negative zero"] = "-0"
+        for name, spelled in spellings.items():
+            if spelled != literal:
+                found.append((f"literal {number} {name}", line[: match.start()] + spelled + line[match.end() :]))
+    return found
 
 
 LINE_EDITS: Final[Mapping[str, Callable[[list[str], int], list[str]]]] = {

@@ -72,6 +72,7 @@ from sessionlog_spec.suite.fuzz.perturb import (
     envelope_perturbations,
     family_sweep,
     header_line_edits,
+    literal_respellings,
     moved_to,
     perturb_lines,
     perturbations,
@@ -325,6 +326,27 @@ class FuzzMachine(AgentMachine):
         perturbed, _ = perturb_lines(text, rng, edits)
         self.retitle(f"fuzz_lines_{path}")
         self.send_text(perturbed, path)
+
+    @precondition(lambda self: bool(self.loop.log) and any(p in self.paths() for p in STORED_PATHS))
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def respelled_literals(self, rng: random.Random, data: st.DataObject) -> None:
+        """One line of the stored text (the header line too, rows packed or plain) with each of its
+        integer literals spelled each other way (:func:`~sessionlog_spec.suite.fuzz.perturb.literal_respellings`:
+        ``1.0``, ``1e0``, a leading zero, ``-0``), every one in a text of its own, loaded or read: a
+        reader must take a literal as ``JSON.parse`` does, whichever member holds it."""
+        path = self.pick(data, [p for p in STORED_PATHS if p in self.paths()], "path")
+        packed = data.draw(st.booleans(), label="packed")
+        text = save_session(self.oracle.header, self.loop.state, packed) if self.live else self.stored(list(self.loop.log))
+        lines = text.split("\n")
+        at = rng.randrange(len(lines) - 1) if rng.randrange(3) else 0
+        respelled = literal_respellings(lines[at])
+        if len(respelled) > SWEEP_CAP * 2:
+            respelled = rng.sample(respelled, SWEEP_CAP * 2)
+        self.retitle(f"fuzz_lines_{path}")
+        with self.one_state_check():
+            for _, line in respelled:
+                self.send_text("\n".join([*lines[:at], line, *lines[at + 1 :]]), path)
 
     @precondition(lambda self: bool(self.loop.log) and any(p in self.paths() for p in STORED_PATHS))
     @rule(rng=st.randoms(use_true_random=True), data=st.data())
