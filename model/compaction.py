@@ -48,14 +48,22 @@ def cut_balances(nodes: Sequence[int], log: Sequence[Event]) -> tuple[bool, ...]
     return counts if isinstance(counts, Violation) else tuple(c == 0 for c in counts)
 
 
-def balanced_around(nodes: Sequence[int], log: Sequence[Event], seq: int) -> tuple[bool, bool] | Violation:
+def surface_index(nodes: Sequence[int], seq: object) -> int | None:
+    """Where ``seq`` stands on the surface, compared as JSON compares numbers: ``1.0`` is the node 1;
+    ``true``, ``"1"`` or ``null`` is no seq (``None`` when not on the surface)."""
+    if isinstance(seq, bool) or not isinstance(seq, int | float):
+        return None
+    return next((index for index, node in enumerate(nodes) if node == seq), None)
+
+
+def balanced_around(nodes: Sequence[int], log: Sequence[Event], seq: object) -> tuple[bool, bool] | Violation:
     """INV-COMPACT-5: whether the cuts just before and just after surface node ``seq`` are balanced."""
-    if seq not in nodes:
+    index = surface_index(nodes, seq)
+    if index is None:
         return Violation(Code.NOT_ON_SURFACE, f"surface seq {seq} not found")
     balances = cut_balances(nodes, log)
     if isinstance(balances, Violation):
         return balances
-    index = list(nodes).index(seq)
     return balances[index], balances[index + 1]
 
 
@@ -67,18 +75,18 @@ def legal_ranges(nodes: Sequence[int], log: Sequence[Event]) -> tuple[tuple[int,
     return tuple((nodes[i], nodes[j]) for i in range(len(nodes)) if balances[i] for j in range(i, len(nodes)) if balances[j + 1])
 
 
-def region_shadowed(nodes: Sequence[int], log: Sequence[Event], start: int, end: int) -> tuple[int, ...] | Violation:
+def region_shadowed(nodes: Sequence[int], log: Sequence[Event], start: object, end: object) -> tuple[int, ...] | Violation:
     """INV-COMPACT-3: the surface nodes a compaction of ``start..end`` would replace, if that region is legal.
 
     A compactor checks its region before it writes anything: both bounds on the surface, in
     order, and the cuts before ``start`` and after ``end`` balanced, so no compaction separates a
     tool call from its result.  The session itself accepts a replacement over any contiguous range.
     """
-    if start not in nodes:
+    first, last = surface_index(nodes, start), surface_index(nodes, end)
+    if first is None:
         return Violation(Code.REPLACE_START_NOT_ON_SURFACE, f"compaction region start seq {start} not found in surface")
-    if end not in nodes:
+    if last is None:
         return Violation(Code.REPLACE_END_NOT_ON_SURFACE, f"compaction region end seq {end} not found in surface")
-    first, last = list(nodes).index(start), list(nodes).index(end)
     if first > last:
         return Violation(Code.REPLACE_RANGE_INVERTED, f"compaction region start seq {start} comes after end seq {end}")
     balances = cut_balances(nodes, log)

@@ -455,10 +455,10 @@ class Session:
         surface with no balance.
         """
         nodes = self._surface.nodes
-        if seq not in nodes:
+        index = _node_index(nodes, seq)
+        if index is None:
             raise SeqlogError(Code.NOT_ON_SURFACE, f"surface seq {seq!r} not found")
         self._check_balance()
-        index = nodes.index(seq)
         return self._counts[index] == 0, self._counts[index + 1] == 0
 
     def compaction_region(self, start: object, end: object) -> tuple[int, ...]:
@@ -471,11 +471,11 @@ class Session:
         cut before ``start`` and the cut after ``end`` balanced (``REPLACE_SPLITS_TOOL_PAIR``).
         """
         nodes = self._surface.nodes
-        if start not in nodes:
+        first, last = _node_index(nodes, start), _node_index(nodes, end)
+        if first is None:
             raise SeqlogError(Code.REPLACE_START_NOT_ON_SURFACE, f"compaction region start seq {start!r} is not on the surface")
-        if end not in nodes:
+        if last is None:
             raise SeqlogError(Code.REPLACE_END_NOT_ON_SURFACE, f"compaction region end seq {end!r} is not on the surface")
-        first, last = nodes.index(start), nodes.index(end)
         if first > last:
             raise SeqlogError(
                 Code.REPLACE_RANGE_INVERTED,
@@ -500,3 +500,14 @@ class Session:
         for closer in closers:
             self.append_event(closer)
         return closers
+
+
+def _node_index(nodes: Sequence[int], seq: object) -> int | None:
+    """The index of surface node ``seq``, numbers compared as JSON compares them (``3.0`` is node 3; a
+    flag is no seq, though Python counts ``True`` equal to 1); ``None`` when it is not on the surface."""
+    if isinstance(seq, bool) or not isinstance(seq, int | float):
+        return None
+    for index, node in enumerate(nodes):
+        if node == seq:
+            return index
+    return None

@@ -74,6 +74,12 @@ about; the legal kind last, as Hypothesis draws the first entries more often and
 almost every other request is balanced at every cut."""
 
 
+def _as_spelled(data: st.DataObject, seq: int, label: str) -> object:
+    """``seq`` as it stands half the time, else as the same JSON number with a fraction (``3.0``, an
+    integer by the protocol's schema): the node itself, however a port's language types it."""
+    return data.draw(st.sampled_from((seq, float(seq))), label=label)
+
+
 class CompactionMachine(PureMachine):
     """Checks ``cuts``: the tool-pairing balance at every cut, and around single surface nodes."""
 
@@ -97,7 +103,7 @@ class CompactionMachine(PureMachine):
     @step
     def balance_around(self, data: st.DataObject) -> None:
         seq = data.draw(st.sampled_from(self.loop.state.surface.nodes), label="surface node")
-        self.exchange("cuts", self.exercised, events=list(self.loop.log), seq=seq)
+        self.exchange("cuts", self.exercised, events=list(self.loop.log), seq=_as_spelled(data, seq, "spelled"))
 
     @precondition(lambda self: bool(orphaning_spans(self.loop.builder)))
     @rule(data=st.data())
@@ -133,7 +139,7 @@ class CompactionMachine(PureMachine):
         # node starts at a balanced cut.
         kind = data.draw(st.sampled_from([k for k in REGION_KINDS if k in by_kind]), label="region")
         first, last = data.draw(st.sampled_from(by_kind[kind]), label="span")
-        region = {"start": nodes[first], "end": nodes[last]}
+        region = {"start": _as_spelled(data, nodes[first], "start spelled"), "end": _as_spelled(data, nodes[last], "end spelled")}
         self.exchange("cuts", lambda result: ("INV-COMPACT-3",), events=list(self.loop.log), region=region)
 
     def answer_a_call(self, data: st.DataObject) -> None:
