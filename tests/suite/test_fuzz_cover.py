@@ -192,3 +192,22 @@ def test_the_fuzz_group_finds_a_reader_that_respells_a_literal() -> None:
     result = run(InProcessPort(ReaderTakesNegativeZeroForZero()), dataclasses.replace(FUZZ_ONLY, max_examples=30))
     (fuzz,) = result.groups
     assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"
+
+
+class AppendMintsEmptyIds(ModelDriver):
+    """``append`` takes an empty id for one not yet given and mints it (``callId: ""`` becomes a fresh
+    id), where the model judges the empty string it was given (a rule of the event in its place)."""
+
+    def op_append(self, request: dict[str, Any]) -> Any:
+        event = request.get("event")
+        data = event.get("data") if isinstance(event, dict) else None
+        if isinstance(event, dict) and isinstance(data, dict) and any(k.endswith("Id") and v == "" for k, v in data.items()):
+            minted = {k: ("minted-1" if k.endswith("Id") and v == "" else v) for k, v in data.items()}
+            return super().op_append({**request, "event": {**event, "data": minted}})
+        return super().op_append(request)
+
+
+def test_the_fuzz_group_asks_a_rare_value_where_the_event_stands() -> None:
+    result = run(InProcessPort(AppendMintsEmptyIds()), dataclasses.replace(FUZZ_ONLY, max_examples=30))
+    (fuzz,) = result.groups
+    assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"

@@ -196,6 +196,22 @@ def covers(event_seq: int) -> tuple[Cover, ...]:
     )
 
 
+def fitted(payload: object, move: object) -> object:
+    """A covering ``payload`` standing where a log is: the values of ``move`` (a valid next event's
+    payload of its type) in every scalar member both hold, object members fitted alike, and the
+    members only the cover holds kept.  So its turn, step, ids and names are the log's, and the
+    edits of its rare members are asked where every other rule of the event holds (a rule of the
+    event's place in the log, not only of its payload).  Whether the fit is valid is the model's to
+    say."""
+    if not (isinstance(payload, dict) and isinstance(move, dict)):
+        return payload
+    out = dict(payload)
+    for name, value in move.items():
+        if name in out and not isinstance(value, list):
+            out[name] = fitted(out[name], value) if isinstance(value, dict) else value
+    return out
+
+
 def as_event(cover: Cover, seq: int, time: int, payload: object | None = None) -> dict[str, Any]:
     """``cover`` (or ``payload`` in its place) as an event at ``seq``."""
     return {"type": cover.event_type, "seq": seq, "time": time, "data": cover.payload if payload is None else payload}

@@ -49,7 +49,7 @@ from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder
 from sessionlog_spec.suite.agent.legacy_forms import restarted_turn
 from sessionlog_spec.suite.agent.payload_values import valid_payload
 from sessionlog_spec.suite.fuzz.alternatives import by_edit
-from sessionlog_spec.suite.fuzz.cover import COVER_SEQ, CoverSweep, as_event
+from sessionlog_spec.suite.fuzz.cover import COVER_SEQ, CoverSweep, as_event, covers, fitted
 from sessionlog_spec.suite.fuzz.double import double_faults, same_stage
 from sessionlog_spec.suite.fuzz.layouts import chunk_run, laid_out_rows, layout, retimed, row_faults
 from sessionlog_spec.suite.fuzz.legacy_v0 import (
@@ -123,6 +123,8 @@ SCENE_DOUBLES = 2
 COVER_BUDGET = 128
 """Edits of the cover sweep (:mod:`~sessionlog_spec.suite.fuzz.cover`) one step sends: a ``ci`` run's
 steps of the rule send every edit of every covering payload about once."""
+FITTED_FAMILIES = ("payload", "alternative", "legacy")
+"""The families a fitted cover is swept in: what a writer could get wrong in its values."""
 COVER_OTHER_PATHS = 4
 """Every this many edits of the cover sweep, one goes on a path other than ``append`` too."""
 
@@ -267,9 +269,15 @@ class FuzzMachine(AgentMachine):
         that refuses one is as wrong), :data:`ACCEPTED_CAP` are sent too.  On the live session the
         first is appended and the others seeded after the log as it stood: an append moves the session
         on, and what it moved on from is asked again whole."""
-        log = list(self.loop.log)
         sweep = family_sweep(base, index, rng, family, SWEEP_CAP)
-        refused, accepted = self.by_verdict([p.edit(base) for p in sweep] + self.doubled(base, index, sweep, rng), index)
+        self.send_sweep([p.edit(base) for p in sweep] + self.doubled(base, index, sweep, rng), index, path)
+
+    def send_sweep(self, events: list[RawEvent], index: int, path: str) -> None:
+        """``events``, each standing at ``index`` of the log (in place of an event, or after the last),
+        on ``path``: those the model refuses, then :data:`ACCEPTED_CAP` of those it accepts (see
+        :meth:`send_perturbed`)."""
+        log = list(self.loop.log)
+        refused, accepted = self.by_verdict(events, index)
         with self.one_state_check():
             for event in refused:
                 if path == "append":
@@ -518,6 +526,37 @@ class FuzzMachine(AgentMachine):
             for edit in edits:
                 prefix = list(self.loop.log[:COVER_SEQ])
                 self.send_log([*prefix, as_event(edit.cover, COVER_SEQ, self.clock(), edit.payload)], path)
+
+    @precondition(lambda self: self.live and len(self.loop.log) >= COVER_SEQ)
+    @rule(rng=st.randoms(use_true_random=True), data=st.data())
+    @step
+    def fitted_cover(self, rng: random.Random, data: st.DataObject) -> None:
+        """A covering payload of a type the harness could write next, fitted to where the log stands
+        (:func:`~sessionlog_spec.suite.fuzz.cover.fitted`: the move's turn, step, ids and names), as far
+        as the model accepts it; then every keyword, alternative and v0 spelling of it, appended.  A
+        rule a port checks only for an event in its place (an id that must not be empty, a reason
+        judged once the turn matches) meets the rare members too."""
+        state, seq = self.loop.state, len(self.loop.log)
+        moves: dict[str, RawEvent] = {}
+        for _, raws in constructive_moves(state):
+            if len(raws) == 1 and raws[0]["type"] in EVENT_PAYLOADS:
+                moves.setdefault(raws[0]["type"], raws[0])
+        if not moves:
+            return
+        move = moves[self.pick(data, sorted(moves), "type")]
+        fits = []
+        for cover in covers(COVER_SEQ):
+            if cover.event_type == move["type"]:
+                event = {**move, "seq": seq, "time": self.clock(), "data": fitted(cover.payload, move["data"])}
+                if not isinstance(appended(state, event), Violation):
+                    fits.append(event)
+        if not fits:
+            return
+        base = rng.choice(fits)
+        found = perturbations(base, seq, rng)
+        edits = [p.edit(base) for family in FITTED_FAMILIES for p in found[family]]
+        self.retitle("fuzz_cover_append")
+        self.send_sweep([e for e in edits if carried(e)], seq, "append")
 
     @precondition(lambda self: any(p in self.paths() for p in STORED_PATHS))
     @rule(rng=st.randoms(use_true_random=True), data=st.data(), child=st.booleans())
