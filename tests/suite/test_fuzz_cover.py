@@ -211,3 +211,31 @@ def test_the_fuzz_group_asks_a_rare_value_where_the_event_stands() -> None:
     result = run(InProcessPort(AppendMintsEmptyIds()), dataclasses.replace(FUZZ_ONLY, max_examples=30))
     (fuzz,) = result.groups
     assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"
+
+
+class SeedLengthCountsRows(ModelDriver):
+    """``load`` and ``read`` compare a fork's ``seedLength`` with the rows of its text, not the events
+    they stand for: a seed ending in a packed row is refused as claiming more than it holds (INV-JSONL-1)."""
+
+    def _checked(self, request: dict[str, Any], op: Any) -> Any:
+        lines = [line for line in str(request.get("jsonl")).split("\n") if line.strip()]
+        try:
+            header = json.loads(lines[0]) if lines else None
+        except ValueError:
+            header = None
+        inherited = header.get("seedLength") if isinstance(header, dict) else None
+        if isinstance(inherited, int) and inherited > len(lines) - 1:
+            return Violation(Code.JSONL_HEADER_INVALID, "line 1: seedLength exceeds the rows read")
+        return op(request)
+
+    def op_load(self, request: dict[str, Any]) -> Any:
+        return self._checked(request, super().op_load)
+
+    def op_read(self, request: dict[str, Any]) -> Any:
+        return self._checked(request, super().op_read)
+
+
+def test_the_fuzz_group_puts_a_fork_s_seed_length_at_the_bounds_of_its_rows() -> None:
+    result = run(InProcessPort(SeedLengthCountsRows()), dataclasses.replace(FUZZ_ONLY, max_examples=30))
+    (fuzz,) = result.groups
+    assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"

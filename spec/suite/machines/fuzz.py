@@ -378,8 +378,11 @@ class FuzzMachine(AgentMachine):
         header = HEADER_LINE
         if rng.randrange(3) == 0:
             # A fork's log: its first seedLength events are the parent's, markers naming the parent included.
+            # seedLength counts events, not the rows that stand for them: its bounds by both counts.
+            bounds = {0, len(rows), min(len(rows) + 1, len(events)), len(events), rng.randint(0, len(events))}
+            inherited = rng.choice(sorted(bounds))
             header = {**HEADER_LINE, "id": "fuzz-child", "parentSession": HEADER_LINE["id"], "origin": "subagent",
-                      "delegationDepth": 1, "seedLength": rng.randint(0, len(events))}  # fmt: skip
+                      "delegationDepth": 1, "seedLength": inherited}  # fmt: skip
         self.retitle(f"fuzz_layout_{path}")
         with self.one_state_check():
             for rows_ in texts:
