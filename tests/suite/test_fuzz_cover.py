@@ -11,14 +11,14 @@ from typing import Any
 from test_fuzz import FUZZ_ONLY
 
 from sessionlog_spec.model.json_value import MAX_SAFE_INTEGER, as_object, freeze, thaw
-from sessionlog_spec.model.legacy import _Conversion
+from sessionlog_spec.model.legacy import RETRY_CHAIN, _Conversion
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
 from sessionlog_spec.model.shapes import Context, Record, shape_problem, unwrap
 from sessionlog_spec.model.violation import Code, Violation
 from sessionlog_spec.protocol.model_driver import ModelDriver
 from sessionlog_spec.suite.agent.payload_values import arms_taken, member_names, union_arms
 from sessionlog_spec.suite.fuzz.cover import COVER_SEQ, CoverEdit, CoverSweep, _change, covering_payloads, covers
-from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER
+from sessionlog_spec.suite.fuzz.legacy_v0 import V0_HEADER, retry_chains
 from sessionlog_spec.suite.fuzz.perturb import literal_respellings
 from sessionlog_spec.suite.fuzz.schema_faults import keyword_sites
 from sessionlog_spec.suite.ports.inprocess import InProcessPort
@@ -239,3 +239,13 @@ def test_the_fuzz_group_puts_a_fork_s_seed_length_at_the_bounds_of_its_rows() ->
     result = run(InProcessPort(SeedLengthCountsRows()), dataclasses.replace(FUZZ_ONLY, max_examples=30))
     (fuzz,) = result.groups
     assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"
+
+
+def test_inv_legacy_5_the_v0_retry_chains_differ_by_each_key_member_alone() -> None:
+    keys = [tuple(e["data"][k] for k in RETRY_CHAIN) for e in retry_chains() if e["type"] == "llm/retry"]
+    for place, member in enumerate(RETRY_CHAIN):
+        if member == "provider":
+            continue  # one provider per session: a request header changes it only between steps
+        assert any(
+            a[place] != b[place] and all(a[i] == b[i] for i in range(len(RETRY_CHAIN)) if i != place) for a in keys for b in keys
+        ), member

@@ -250,8 +250,9 @@ def spelled_log(events: Sequence[RawEvent], rng: random.Random, share: float = 0
 
 
 def v0_sessions() -> list[list[RawEvent]]:
-    """Valid sessions holding every type a spelling applies to: a realistic one, and one with a retry
-    chain, a rewrite and a compaction group whose checkpoint replaces a span."""
+    """Valid sessions holding every type a spelling applies to: a realistic one, one with a retry
+    chain, a rewrite and a compaction group whose checkpoint replaces a span, and one whose retry
+    chains differ by one key member each (:func:`retry_chains`)."""
     plain = realistic_session(2, calls_per_step=1).events
     b = SessionBuilder()
     b.tool_turn("Start", ["call-0"], basic_header(), "initial")
@@ -283,7 +284,40 @@ def v0_sessions() -> list[list[RawEvent]]:
     b.event("user/message", checkpoint, surfaceOp={"op": "replace", "start": start, "end": end}, sourceEventSeqs=shadowed)
     b.compaction_end()
     b.turn_end()
-    return [plain, b.events]
+    return [plain, b.events, retry_chains()]
+
+
+def retry_chains() -> list[RawEvent]:
+    """A session whose retries make chains that share all but one member of the chain key (N8:
+    ``turn``, ``step``, ``provider``, ``policyKey``): two policies interleaved in one step, the same
+    policy again in the next step and in the next turn, so an edge that leaves a member out of the
+    key gives one chain's id to another.  (The provider stays one: a session changes it only with a
+    request header between steps.)"""
+    b = SessionBuilder()
+    b.turn_start()
+    b.user_message("Try again until it works.")
+    b.step_start()
+    b.request_header(basic_header(), "initial")
+    for policy in ("transient", "rate-limit", "transient", "rate-limit"):
+        b.retry(policy)
+    b.assistant_message("Step one done.")
+    b.step_end()
+    b.step_start()
+    b.request_header(basic_header(), "series")
+    b.retry("transient")
+    b.assistant_message("Step two done.")
+    b.step_end()
+    b.turn_end()
+    b.turn_start()
+    b.user_message("Once more.")
+    b.step_start()
+    b.request_header(basic_header(), "series")
+    b.retry("transient")
+    b.retry("rate-limit")
+    b.assistant_message("Done.")
+    b.step_end()
+    b.turn_end()
+    return list(b.events)
 
 
 def v0_log(events: Sequence[RawEvent], session_id: str = str(V0_HEADER["id"])) -> dict[str, Any]:
