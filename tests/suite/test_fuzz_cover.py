@@ -131,7 +131,7 @@ class NestedMaximaExclusive(ModelDriver):
 
 
 def test_the_fuzz_group_finds_a_bound_on_a_rarely_present_member() -> None:
-    result = run(InProcessPort(NestedMaximaExclusive()), dataclasses.replace(FUZZ_ONLY, max_examples=20))
+    result = run(InProcessPort(NestedMaximaExclusive()), dataclasses.replace(FUZZ_ONLY, max_examples=30))
     (fuzz,) = result.groups
     assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"
 

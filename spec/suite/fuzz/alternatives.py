@@ -24,6 +24,7 @@ edit               what it writes
                    keyword says so)
 ``grown``          an array with a copy of its last item added (a block after the one a rule reads)
 ``shortened``      an array without its first item
+``reversed``       an array's items in the other order (an order a rule may read: cited seqs, blocks)
 =================  ===================================================================================
 
 None of these is assumed valid or invalid: the model judges each.  Most are valid-but-rare events (a
@@ -45,7 +46,7 @@ from sessionlog_spec.model.repair import interrupted_turn_closers
 from sessionlog_spec.suite.agent.builder import SessionBuilder
 from sessionlog_spec.suite.fuzz.schema_faults import Location, RawSite, _resolve, _Walk, remembered_per_payload, schema_document
 
-EDITS: Final = ("sibling", "flipped", "twin", "optional", "declared", "emptied", "grown", "shortened")
+EDITS: Final = ("sibling", "flipped", "twin", "optional", "declared", "emptied", "grown", "shortened", "reversed")
 T = TypeVar("T")
 
 
@@ -200,7 +201,7 @@ class _Alternatives(_Walk):
 def _everywhere(walk: _Walk, value: object, location: Location) -> Iterator[RawSite]:
     """The edits that need no schema, at every place of ``value`` (the parts no schema describes, an
     opaque tool schema, included): a twin at every leaf, every string emptied, every array grown by
-    a copy of its last item and shortened by its first."""
+    a copy of its last item, shortened by its first and reversed."""
     if isinstance(value, dict):
         for key, member in value.items():
             yield from _everywhere(walk, member, (*location, key))
@@ -208,6 +209,8 @@ def _everywhere(walk: _Walk, value: object, location: Location) -> Iterator[RawS
         if value:
             yield walk.edit(location, "grown", f"by a copy of item {len(value) - 1}", [*value, copy.deepcopy(value[-1])])
             yield walk.edit(location, "shortened", "by its first item", value[1:])
+        if len(value) > 1:
+            yield walk.edit(location, "reversed", f"{len(value)} items", copy.deepcopy(value[::-1]))
         for index, item in enumerate(value):
             yield from _everywhere(walk, item, (*location, index))
     elif isinstance(value, str) and value:
