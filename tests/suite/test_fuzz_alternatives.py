@@ -19,9 +19,11 @@ from sessionlog_spec.model.json_value import freeze
 from sessionlog_spec.model.legacy import StoredLog, upgrade_v0
 from sessionlog_spec.model.load import read_log, save_session
 from sessionlog_spec.model.payloads import EVENT_PAYLOADS
+from sessionlog_spec.model.relationships import title_frame
 from sessionlog_spec.model.session import SessionState, append_event, fold_session
 from sessionlog_spec.model.shapes import Context
 from sessionlog_spec.model.violation import Code, Violation
+from sessionlog_spec.suite.agent.actions import title_request_data
 from sessionlog_spec.suite.agent.builder import RawEvent, SessionBuilder, realistic_session
 from sessionlog_spec.suite.agent.legacy_forms import restarted_turn
 from sessionlog_spec.suite.agent.loop import MODELS, MODES, assembled_header
@@ -267,3 +269,16 @@ def test_inv_trace_9_an_emptied_call_id_and_a_grown_result_are_asked() -> None:
     perturbations = alternative_perturbations(result)
     grown = [_code(b.state, p.edit(result)) for p in perturbations if p.name.startswith("data.message.content grown")]
     assert grown == [Code.TOOL_RESULT_INVALID]
+
+
+def test_inv_rel_28_cited_seqs_in_the_other_order_are_asked() -> None:
+    b = SessionBuilder()
+    b.turn_start()
+    b.user_message("First question.")
+    b.user_message("Second question.")
+    humans = [(1, "First question."), (2, "Second question.")]
+    title = b.event("session/title-llm-request", title_request_data(b, [1, 2], title_frame(humans)), commit=False)
+    assert _code(b.state, title) is None
+    reversed_ = [p.edit(title) for p in alternative_perturbations(title) if p.name == "data.messageSeqs reversed 2 items"]
+    assert [e["data"]["messageSeqs"] for e in reversed_] == [[2, 1]]
+    assert _code(b.state, reversed_[0]) is Code.TITLE_REQUEST_FRAMING  # the frame names them in the order cited
