@@ -157,7 +157,7 @@ class SeedConvertsV0Spellings(ModelDriver):
 
 
 def test_the_fuzz_group_finds_v0_spellings_converted_on_a_v1_path() -> None:
-    result = run(InProcessPort(SeedConvertsV0Spellings()), dataclasses.replace(FUZZ_ONLY, max_examples=60))
+    result = run(InProcessPort(SeedConvertsV0Spellings()), dataclasses.replace(FUZZ_ONLY, max_examples=30))
     (fuzz,) = result.groups
     assert fuzz.status == FAILED, f"{fuzz.status} {fuzz.detail}"
 
