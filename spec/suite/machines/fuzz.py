@@ -519,7 +519,9 @@ class FuzzMachine(AgentMachine):
             self.retitle("fuzz_cover_append")
             with self.one_state_check():
                 for edit in edits:
-                    self.append_or_refuse(as_event(edit.cover, len(self.loop.log), self.clock(), edit.payload))
+                    event = as_event(edit.cover, len(self.loop.log), self.clock(), edit.payload)
+                    if self.leaves_tracking(event):
+                        self.append_or_refuse(event)
             edits = edits[data.draw(st.integers(0, COVER_OTHER_PATHS - 1), label="offset") :: COVER_OTHER_PATHS]
         if not others:
             return
@@ -559,7 +561,18 @@ class FuzzMachine(AgentMachine):
         found = perturbations(base, seq, rng)
         edits = [p.edit(base) for family in FITTED_FAMILIES for p in found[family]]
         self.retitle("fuzz_cover_append")
-        self.send_sweep([e for e in edits if carried(e)], seq, "append")
+        self.send_sweep([e for e in edits if carried(e) and self.leaves_tracking(e)], seq, "append")
+
+    def leaves_tracking(self, event: RawEvent) -> bool:
+        """Whether ``event``, appended, leaves what the harness tracks itself as it was (refused, or
+        accepted without opening or settling a compaction, a call's life, a turn or a step): the harness
+        must not be left something to close that it did not open."""
+        state = self.loop.state
+        after = appended(state, event)
+        if isinstance(after, Violation):
+            return True
+        before, now = state.relations, after.relations
+        return now.compaction == before.compaction and now.tools == before.tools and after.trace == state.trace
 
     @precondition(lambda self: any(p in self.paths() for p in STORED_PATHS))
     @rule(rng=st.randoms(use_true_random=True), data=st.data(), child=st.booleans())
