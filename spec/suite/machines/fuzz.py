@@ -129,6 +129,13 @@ COVER_OTHER_PATHS = 4
 """Every this many edits of the cover sweep, one goes on a path other than ``append`` too."""
 
 
+def _tracking_kept(before: SessionState, after: SessionState) -> bool:
+    """Whether ``after`` holds what the harness tracks itself (the compaction, the calls' lives, the
+    turn and step) as ``before`` did."""
+    kept = after.relations.compaction == before.relations.compaction and after.relations.tools == before.relations.tools
+    return kept and after.trace == before.trace
+
+
 @functools.cache
 def _chain_sessions() -> tuple[tuple[RawEvent, ...], ...]:
     return tuple(tuple(events) for events in v0_sessions())
@@ -462,9 +469,7 @@ class FuzzMachine(AgentMachine):
             after = folded([*self.loop.log, *raws], complete=False)
             # Moves that open or settle what the harness tracks itself (a compaction, a call's life, a
             # turn or step) are the harness's own to make: the loop would not know to close them.
-            if isinstance(after, Violation) or after.relations.compaction != state.relations.compaction:
-                continue
-            if after.relations.tools != state.relations.tools or after.trace != state.trace:
+            if isinstance(after, Violation) or not _tracking_kept(state, after):
                 continue
             valid[name] = raws
         if not valid:
@@ -569,10 +574,7 @@ class FuzzMachine(AgentMachine):
         must not be left something to close that it did not open."""
         state = self.loop.state
         after = appended(state, event)
-        if isinstance(after, Violation):
-            return True
-        before, now = state.relations, after.relations
-        return now.compaction == before.compaction and now.tools == before.tools and after.trace == state.trace
+        return isinstance(after, Violation) or _tracking_kept(state, after)
 
     @precondition(lambda self: any(p in self.paths() for p in STORED_PATHS))
     @rule(rng=st.randoms(use_true_random=True), data=st.data(), child=st.booleans())
